@@ -1,0 +1,58 @@
+"""Developer and CI sessions. `nox -s bundle` is the plugin author's one command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["bundle", "tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+ROOT = Path(__file__).parent
+EXAMPLE = ROOT / "templates" / "plugin"
+DIST = ROOT / "dist"
+
+
+@nox.session
+def bundle(session: nox.Session) -> None:
+    """Build, verify and archive a plugin bundle (default: the built-in example plugin).
+
+    `nox -s bundle -- PATH [build options]` bundles the workspace at PATH instead.
+    """
+    session.install(".")
+    workspace = session.posargs[0] if session.posargs else str(EXAMPLE)
+    extra = session.posargs[1:]
+    session.run("horon-bundle", "build", workspace, "--out", str(DIST), *extra)
+    archives = sorted(DIST.glob("*.zip"), key=lambda p: p.stat().st_mtime)
+    if archives:
+        session.run("horon-bundle", "verify", str(archives[-1]))
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (real cargo builds; pass pytest options after --)."""
+    session.install(".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and mypy --strict over tooling/, tests/ and this file."""
+    session.install(".[test]", "ruff", "mypy")
+    session.run("ruff", "check", "tooling", "tests", "noxfile.py")
+    session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
+
+
+@nox.session(default=False)
+def dist(session: nox.Session) -> None:
+    """Build our own sdist and wheel and check them with twine."""
+    session.install("build", "twine")
+    session.run("python", "-m", "build", "--outdir", str(ROOT / "build" / "dist"))
+    session.run("twine", "check", "--strict", *map(str, (ROOT / "build" / "dist").glob("*")))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("run with nox")

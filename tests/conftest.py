@@ -1,0 +1,43 @@
+"""Session fixtures: the example plugin is built once, with the real cargo, and reused."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import HOST, TEMPLATE, cli
+
+
+@dataclass(frozen=True)
+class BuiltExample:
+    out: Path
+    bundle: Path
+    archive: Path
+
+
+@pytest.fixture(scope="session")
+def cargo_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cargo target dir for the whole session, so each crate compiles once."""
+    return tmp_path_factory.mktemp("cargo-target")
+
+
+@pytest.fixture(scope="session")
+def example_release(tmp_path_factory: pytest.TempPathFactory,
+                    cargo_target_dir: Path) -> BuiltExample:
+    out = tmp_path_factory.mktemp("example-release")
+    result = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir)
+    assert result.status == 0, result.stderr
+    name = f"example-0.1.0-{HOST}"
+    return BuiltExample(out=out, bundle=out / name, archive=out / f"{name}.zip")
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_publish_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests decide publish settings and epochs themselves."""
+    for name in ("HORON_PUBLISH_ENABLED", "HORON_PUBLISH_DESTINATION", "SOURCE_DATE_EPOCH",
+                 "HORON_BUILDER_ID"):
+        monkeypatch.delenv(name, raising=False)
+    os.environ.setdefault("CARGO_NET_OFFLINE", "true")

@@ -1,0 +1,108 @@
+"""Shared test helpers: run the real CLI, snapshot trees, edit bundles consistently."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATE = REPO / "templates" / "plugin"
+FIXTURES = REPO / "tests" / "fixtures"
+HOST = "x86_64-unknown-linux-gnu"
+
+
+@dataclass(frozen=True)
+class CliResult:
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def codes(self) -> list[str]:
+        """Refusal codes the CLI printed (`ERROR <code>: …` lines on stderr)."""
+        found = []
+        for line in self.stderr.splitlines():
+            if line.startswith("ERROR "):
+                found.append(line.split()[1].rstrip(":"))
+        return found
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
+        timeout: float = 600) -> CliResult:
+    """Run `python -m horon_bundle ARGS` as a user would, in a child process."""
+    full_env = dict(os.environ)
+    full_env.setdefault("COLUMNS", "200")
+    full_env.pop("SOURCE_DATE_EPOCH", None)
+    if env:
+        full_env.update(env)
+    done = subprocess.run([sys.executable, "-m", "horon_bundle", *map(str, args)], cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+    return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def assert_refused(result: CliResult, code: str, *, status: int = 1) -> None:
+    assert result.status == status, (result.status, result.stderr)
+    assert code in result.codes, (code, result.codes, result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+def tree_snapshot(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 (or a marker for directories/links) of everything under root."""
+    snapshot: dict[str, str] = {}
+    if not root.exists():
+        return snapshot
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            snapshot[relative] = "link:" + str(path.readlink())
+        elif path.is_dir():
+            snapshot[relative] = "dir"
+        else:
+            snapshot[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return snapshot
+
+
+def copy_bundle(bundle: Path, destination: Path) -> Path:
+    target = destination / bundle.name
+    shutil.copytree(bundle, target, symlinks=True)
+    return target
+
+
+def rewrite_listing(bundle: Path, path: str) -> None:
+    """Make SHA256SUMS agree with the current bytes of `path` (so only the targeted rule fails)."""
+    sums = bundle / "SHA256SUMS"
+    digest = hashlib.sha256((bundle / path).read_bytes()).hexdigest()
+    lines = []
+    for line in sums.read_text().splitlines():
+        name = line.split("  ", 1)[1]
+        lines.append(f"{digest}  {name}" if name == path else line)
+    sums.write_text("".join(line + "\n" for line in lines))
+
+
+def write_manifest_bytes(bundle: Path, data: bytes) -> None:
+    (bundle / "plugin.json").write_bytes(data)
+    rewrite_listing(bundle, "plugin.json")
+
+
+def edit_manifest(bundle: Path, change: Any) -> None:
+    """Load plugin.json, let `change(document)` edit it, write it back canonically."""
+    document = json.loads((bundle / "plugin.json").read_text())
+    change(document)
+    write_manifest_bytes(bundle, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+
+
+def copy_workspace(source: Path, destination: Path) -> Path:
+    """Copy a cargo workspace without build output."""
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns("target", ".git"))
+    return destination

@@ -1,0 +1,3 @@
+from horon_bundle.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The command-line shell: parses arguments, calls one stage, renders its result."""

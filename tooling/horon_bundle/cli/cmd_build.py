@@ -1,0 +1,67 @@
+"""`horon-bundle build`: build, gate, assemble, verify and archive a plugin bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from horon_bundle.build import BuildRequest, build
+from horon_bundle.cli import render
+from horon_bundle.errors import EXIT_OK
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("build", help="build and bundle a plugin",
+                            description="Build the declared library with cargo (or bind a "
+                                        "prebuilt one through its artifact record), gate it, "
+                                        "assemble and verify the bundle, write its archive.")
+    parser.add_argument("workspace", nargs="?", type=Path, default=Path(),
+                        help="plugin workspace holding horon-release.toml (default: .)")
+    parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")
+    targets = parser.add_mutually_exclusive_group()
+    targets.add_argument("--target", action="append", default=[],
+                         help="declared target triple (repeatable; default: the host's)")
+    targets.add_argument("--all-targets", action="store_true", help="every declared target")
+    parser.add_argument("--channel", choices=("release", "qa"), default="release")
+    parser.add_argument("--out", type=Path, default=Path("dist"),
+                        help="output directory, outside the workspace (default: ./dist)")
+    parser.add_argument("--target-dir", type=Path,
+                        help="cargo target directory (default: OUT/.cargo-target)")
+    parser.add_argument("--prebuilt", type=Path, help="a library built elsewhere")
+    parser.add_argument("--record", type=Path,
+                        help="the artifact record `horon-bundle compile` wrote for --prebuilt")
+    parser.add_argument("--builder-id", help="builder identity recorded in provenance")
+    parser.add_argument("--probe-timeout", type=float, default=20.0,
+                        help="seconds the child-process handshake may take")
+    parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = render.ConsoleReporter()
+    try:
+        results = build(BuildRequest(
+            workspace=args.workspace, out=args.out, plugin_id=args.plugin_id,
+            targets=tuple(args.target), all_targets=args.all_targets, channel=args.channel,
+            target_dir=args.target_dir, prebuilt=args.prebuilt, record=args.record,
+            builder=args.builder_id, probe_timeout=args.probe_timeout), reporter)
+    finally:
+        reporter.close()
+    for result in results:
+        for note in result.notes:
+            reporter.note(note)
+        if result.qa_providers:
+            reporter.note(f"qa bundle with {len(result.qa_providers)} QA provider(s): "
+                          + "; ".join(result.qa_providers))
+        render.stderr.print(f"[bold green]bundle[/]  {result.bundle}  (verified)")
+        render.stderr.print(f"[bold green]archive[/] {result.archive}")
+        render.stderr.print(f"        sha256 {result.archive_sha256}")
+    if args.json:
+        render.print_json({"ok": True, "bundles": [
+            {"bundle": str(r.bundle), "archive": str(r.archive), "sha256": r.archive_sha256,
+             "id": r.manifest.id, "version": r.manifest.version, "target": r.manifest.target,
+             "channel": r.manifest.channel, "features": list(r.manifest.features),
+             "qa_providers": list(r.qa_providers), "notes": list(r.notes)}
+            for r in results]})
+    return EXIT_OK

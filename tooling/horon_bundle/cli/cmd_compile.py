@@ -1,0 +1,46 @@
+"""`horon-bundle compile`: build the library alone and write its artifact record."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from horon_bundle.cli import render
+from horon_bundle.compile import CompileRequest, compile_records
+from horon_bundle.errors import EXIT_OK
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("compile", help="build the library and write an artifact record",
+                            description="Build the declared library on this (native) runner "
+                                        "and write an artifact record binding it, for "
+                                        "`build --prebuilt LIB --record REC` elsewhere.")
+    parser.add_argument("workspace", nargs="?", type=Path, default=Path())
+    parser.add_argument("--plugin", dest="plugin_id")
+    parser.add_argument("--target", action="append", default=[])
+    parser.add_argument("--channel", choices=("release", "qa"), default="release")
+    parser.add_argument("--out", type=Path, default=Path("dist"))
+    parser.add_argument("--target-dir", type=Path)
+    parser.add_argument("--probe-timeout", type=float, default=20.0)
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = render.ConsoleReporter()
+    try:
+        outputs = compile_records(CompileRequest(
+            workspace=args.workspace, out=args.out, plugin_id=args.plugin_id,
+            targets=tuple(args.target), channel=args.channel, target_dir=args.target_dir,
+            probe_timeout=args.probe_timeout), reporter)
+    finally:
+        reporter.close()
+    for output in outputs:
+        render.stderr.print(f"[bold green]library[/] {output.library}")
+        render.stderr.print(f"[bold green]record[/]  {output.record}")
+    if args.json:
+        render.print_json({"ok": True, "compiled": [
+            {"library": str(o.library), "record": str(o.record), "sha256": o.sha256,
+             "target": o.target} for o in outputs]})
+    return EXIT_OK

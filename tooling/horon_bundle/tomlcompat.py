@@ -1,0 +1,12 @@
+"""`tomllib` on Python 3.11+, the `tomli` backport below (the same parser)."""
+
+from __future__ import annotations
+
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = ["tomllib"]
