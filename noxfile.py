@@ -47,6 +47,14 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: streaming hash, archive writing, verify's memory on a 512 MiB library."""
+    session.install(".[test]", "pytest-benchmark")
+    session.run("pytest", "benchmarks", "-p", "no:cacheprovider", "--benchmark-columns",
+                "mean,min,max", *session.posargs)
+
+
+@nox.session(default=False)
 def dist(session: nox.Session) -> None:
     """Build our own sdist and wheel and check them with twine."""
     session.install("build", "twine")

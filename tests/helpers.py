@@ -68,6 +68,8 @@ def tree_snapshot(root: Path) -> dict[str, str]:
             snapshot[relative] = "link:" + str(path.readlink())
         elif path.is_dir():
             snapshot[relative] = "dir"
+        elif not path.is_file():
+            snapshot[relative] = "special"
         else:
             snapshot[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return snapshot
@@ -106,3 +108,28 @@ def copy_workspace(source: Path, destination: Path) -> Path:
     """Copy a cargo workspace without build output."""
     shutil.copytree(source, destination, ignore=shutil.ignore_patterns("target", ".git"))
     return destination
+
+
+def edit_provenance(bundle: Path, change: Any) -> None:
+    """Edit provenance.json and re-bind it (plugin.json asset digest, SHA256SUMS) consistently,
+    so only the provenance's own checks can fail."""
+    path = bundle / "provenance.json"
+    document = json.loads(path.read_text())
+    change(document)
+    data = (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+    path.write_bytes(data)
+    rewrite_listing(bundle, "provenance.json")
+
+    def rebind(manifest: dict[str, Any]) -> None:
+        for asset in manifest["assets"]:
+            if asset["path"] == "provenance.json":
+                asset["sha256"] = hashlib.sha256(data).hexdigest()
+                asset["size"] = len(data)
+    edit_manifest(bundle, rebind)
+
+
+def byproduct(statement: dict[str, Any], name: str) -> dict[str, Any]:
+    for item in statement["predicate"]["runDetails"]["byproducts"]:
+        if item["name"] == name:
+            return item  # type: ignore[no-any-return]
+    raise KeyError(name)

@@ -91,7 +91,14 @@ def mode_handshake(library: str, _argument: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-MODES = {"handshake": mode_handshake}
+def mode_doctor(library: str, argument: dict[str, Any]) -> dict[str, Any]:
+    # Imported here, still before loading: doctor_child imports this module.
+    from horon_bundle.doctor_child import mode_doctor as run  # noqa: PLC0415
+
+    return run(library, argument)
+
+
+MODES = {"handshake": mode_handshake, "doctor": mode_doctor}
 
 
 def main(argv: list[str]) -> int:

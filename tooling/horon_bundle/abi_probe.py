@@ -70,7 +70,7 @@ def child_environment(home: Path) -> dict[str, str]:
 
 def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
               argument: dict[str, Any] | None = None, wrapper: Sequence[str] = (),
-              home: Path | None = None) -> ChildOutcome:
+              home: Path | None = None, pass_fds: Sequence[int] = ()) -> ChildOutcome:
     """Run one child mode on `library`; never raises for what the child did."""
     with contextlib.ExitStack() as stack:
         if home is None:
@@ -79,6 +79,7 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
             kwargs["start_new_session"] = True
+            kwargs["pass_fds"] = tuple(pass_fds)  # doctor's progress file
         process = subprocess.Popen(argv, cwd=home, env=child_environment(home),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, **kwargs)

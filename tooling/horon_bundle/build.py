@@ -26,6 +26,7 @@ from horon_bundle.manifest import ABI_MAJOR, WIRE_SCHEMA, FileDigest, License, M
 from horon_bundle.provenance import PROVENANCE_NAME, BuildFacts, statement
 from horon_bundle.record import library_from_record
 from horon_bundle.reporter import Reporter, SilentReporter
+from horon_bundle.signature_check import SignatureVerifier, require_signature
 from horon_bundle.source_facts import SourceFacts, source_date_epoch, source_facts
 from horon_bundle.strictjson import canonical_bytes
 from horon_bundle.toolchain import Toolchain, probe_toolchain, require_targets
@@ -46,6 +47,8 @@ class BuildRequest:
     record: Path | None = None
     builder: str | None = None
     probe_timeout: float = 20.0
+    epoch: int | None = None  # set: this SOURCE_DATE_EPOCH, whatever the environment says
+    record_signer: SignatureVerifier | None = None  # set: --record must carry its signature
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +108,12 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
         raise Refused.one(codes.EVIDENCE_MISSING,
                           f"--prebuilt {request.prebuilt.name} has no artifact record: nothing "
                           "binds it to the declared build")
+    signed_record = None
+    if request.record_signer is not None:
+        if request.record is None or request.prebuilt is None:
+            raise Refused.one(codes.SIGNATURE_OPTIONS,
+                              "--require-signed-record needs --prebuilt LIB --record REC")
+        signed_record = require_signature(request.record, request.record_signer).sha256
     toolchain = probe_toolchain(workspace)
     targets = select_targets(plugin, request, toolchain.host)
     if not request.targets and not request.all_targets:
@@ -112,34 +121,41 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
     if request.prebuilt is None:
         require_targets(workspace, targets)
     facts = source_facts(workspace)
-    epoch, epoch_origin = source_date_epoch(facts)
+    epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
+                           else source_date_epoch(facts))
     results = []
     with scratch_directory(out) as scratch_name:
         for target in targets:
             results.append(_build_target(
                 request=request, declaration=declaration, plugin=plugin, target=target,
                 out=out, target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
-                facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter))
+                facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
+                signed_record=signed_record))
     return results
 
 
 def _build_target(*, request: BuildRequest, declaration: Declaration,
                   plugin: PluginDeclaration, target: str, out: Path, target_dir: Path,
                   scratch: Path, toolchain: Toolchain, facts: SourceFacts, epoch: int,
-                  epoch_origin: str, reporter: Reporter) -> BuildResult:
+                  epoch_origin: str, reporter: Reporter,
+                  signed_record: str | None = None) -> BuildResult:
     started = datetime.datetime.now(datetime.timezone.utc)
     if request.prebuilt is not None:
         assert request.record is not None
         library = library_from_record(
             declaration=declaration, plugin=plugin, target=target, channel=request.channel,
             prebuilt=request.prebuilt, record_path=request.record, toolchain=toolchain,
-            scratch=scratch, reporter=reporter, probe_timeout=request.probe_timeout)
+            scratch=scratch, reporter=reporter, probe_timeout=request.probe_timeout,
+            epoch=epoch)
+        if signed_record is not None and library.record_sha256 != signed_record:
+            raise Refused.one(codes.SIGNATURE_INVALID,
+                              f"{request.record.name} changed after its signature was checked")
     else:
         reporter.step(f"building {plugin.package} for {target} ({request.channel})")
         library = compile_library(
             declaration=declaration, plugin=plugin, target=target, channel=request.channel,
             target_dir=target_dir, scratch=scratch, toolchain=toolchain, source=facts,
-            reporter=reporter, probe_timeout=request.probe_timeout)
+            reporter=reporter, probe_timeout=request.probe_timeout, epoch=epoch)
     reporter.step(f"assembling {plugin.id} {library.package.version} for {target}")
     result = _package(declaration=declaration, plugin=plugin, library=library, out=out,
                       epoch=epoch, builder=builder_id(request.builder))

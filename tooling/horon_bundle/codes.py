@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from horon_bundle.errors import EXIT_ENVIRONMENT, register
+from horon_bundle.errors import EXIT_ENVIRONMENT, EXIT_USAGE, register
 
 # --- strict JSON (plugin.json, provenance, records, reports we read back) ---------------------
 JSON_TOO_LARGE = register(
@@ -201,6 +201,18 @@ ABI_METADATA = register(
     "abi.metadata",
     "The library's advertised ABI metadata (probe or static section) is malformed or disagrees.",
     "Generate the handshake constants and the .horon_abi section from the same source.")
+ABI_SECTION = register(
+    "abi.section",
+    "The library's static ABI metadata section cannot be read: not an ELF/PE/Mach-O of the "
+    "target's format, a header, table or section past the end of the file, an oversized or "
+    "duplicated section, or content that is not the compact horon.abi.v1 JSON.",
+    "Build the library from the template (build.rs generates the section); see "
+    "docs/abi-v1.md section 7.")
+ABI_SECTION_MISMATCH = register(
+    "abi.section-mismatch",
+    "The static .horon_abi section and the handshake (probe) advertise different metadata.",
+    "Generate the handshake constants and the section from the same source "
+    "(templates/plugin/build.rs); never hard-code either.")
 
 # --- declaration --------------------------------------------------------------------------
 DECLARATION_MISSING = register(
@@ -288,3 +300,242 @@ ENVIRONMENT_VALUE = register(
 EVIDENCE_RECORD = register(
     "evidence.record", "An artifact record is not a horon.artifact-record.v1 document.",
     "Use the record `horon-bundle compile` wrote, unmodified.")
+
+# --- publish and yank (issue 6: docs/publishing.md) -----------------------------------------
+PUBLISH_DESTINATION = register(
+    "publish.destination",
+    "HORON_PUBLISH_DESTINATION is not a usable file:///abs/dir or oci://host[:port]/namespace, "
+    "or names something that is not a horon store.",
+    "Set the repository variable to file:///absolute/dir or oci://host[:port]/namespace "
+    "(no credentials, query or fragment); see docs/publishing.md.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_NOTHING = register(
+    "publish.nothing", "The release directory is missing or holds no bundle archive (*.zip).",
+    "Pass the directory `horon-bundle build --out` wrote (default: dist).")
+PUBLISH_ARCHIVE_NAME = register(
+    "publish.archive-name", "An archive's file name is not <id>-<version>-<target>.zip of its "
+    "own plugin.json.", "Publish archives under the name `horon-bundle build` gave them.")
+PUBLISH_CHANNEL = register(
+    "publish.channel", "A bundle of the qa channel is in the release.",
+    "QA bundles are never published; rebuild with --channel release.")
+PUBLISH_UNPROVEN = register(
+    "publish.unproven", "A check publication requires was skipped for a bundle "
+    "(e.g. claimed = advertised with no advertised metadata recorded).",
+    "Rebuild with horon-bundle build so that every claim is recorded and checkable.")
+PUBLISH_SIDE_FILE = register(
+    "publish.side-file", "A file beside an archive (.sha256, .build.json, .sigstore.json) is "
+    "malformed or describes another archive.",
+    "Keep the files `build` and `sign` wrote next to each archive, unmodified.")
+PUBLISH_SIGNATURE_MISSING = register(
+    "publish.signature-missing", "--require-signature, and an archive has no .sigstore.json.",
+    "Run `horon-bundle sign` on every archive before publishing.")
+PUBLISH_SIGNATURE_UNCHECKABLE = register(
+    "publish.signature-uncheckable",
+    "--require-signature, and signature verification is not available in this installation.",
+    "Install horon-bundle with its signing support (sigstore).", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_NAME = register(
+    "publish.name", "A plugin id, version or target cannot be named at the destination "
+    "(tag longer than the registry allows, or an invalid repository name).",
+    "Shorten the version or choose a plugin id that ends with a letter or digit.")
+PUBLISH_UNREACHABLE = register(
+    "publish.unreachable", "The destination does not answer (connection refused, timeout, "
+    "missing directory).", "Check the destination and run the same command again: a publish "
+    "interrupted half-way is completed by the next run.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_AUTH = register(
+    "publish.auth", "The registry refused the credentials, or none were found.",
+    "Set HORON_REGISTRY_USERNAME and HORON_REGISTRY_PASSWORD (in GitHub Actions: github.actor "
+    "and GITHUB_TOKEN with packages: write) or log in with `docker login`.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_NOT_WRITABLE = register(
+    "publish.not-writable", "The destination cannot be written (permission denied, read-only).",
+    "Give the publishing identity write access to the destination.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_DESTINATION_STATE = register(
+    "publish.destination-state", "The destination holds or answers something the toolchain "
+    "cannot read (a malformed index entry or manifest, an unexpected registry answer).",
+    "Inspect the entry named; never edit a store by hand.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_INTEGRITY = register(
+    "publish.integrity", "What the destination holds after writing differs from what was sent.",
+    "The storage or the connection corrupts data; nothing was made visible for that bundle.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_CONFLICT = register(
+    "publish.conflict", "Different bytes are already published under the same id, version and "
+    "target (or another publisher won the race).",
+    "A published version is immutable: bump the version, or publish the bytes already there.")
+PUBLISH_YANKED = register(
+    "publish.yanked", "The id, version and target were published and then yanked.",
+    "A yanked version can never be reused: release a new version.")
+YANK_NOT_PUBLISHED = register(
+    "yank.not-published", "There is nothing published under the id, version (and target) named.",
+    "Check the id and version; `yank` only withdraws what was published.")
+YANK_REASON = register(
+    "yank.reason", "The --reason is empty, longer than 500 characters, or has control characters.",
+    "Say in one line why the version is withdrawn.")
+
+# --- signing, signature verification, audit policy, reproduce (issue 5) --------------------
+SIGNING_NO_IDENTITY = register(
+    "signing.no-identity",
+    "No OpenID Connect identity for keyless signing (no ambient CI credential, no "
+    "SIGSTORE_IDENTITY_TOKEN), or the CI refused to issue one.",
+    "Sign in CI: in GitHub Actions grant the job `permissions: id-token: write`; elsewhere set "
+    "SIGSTORE_IDENTITY_TOKEN to an OIDC token for audience `sigstore`.",
+    exit_status=EXIT_ENVIRONMENT)
+SIGNING_FAILED = register(
+    "signing.failed",
+    "Sigstore (TUF repository, Fulcio or Rekor) could not be reached or refused to sign.",
+    "Signing needs the network; check connectivity to the Sigstore instance and retry.",
+    exit_status=EXIT_ENVIRONMENT)
+SIGNING_INPUT = register(
+    "signing.input",
+    "A file given to `sign` is not a bundle archive that verifies nor an artifact record.",
+    "Sign the .zip archives `build` wrote and the record.json files `compile` wrote.")
+SIGNATURE_MISSING = register(
+    "signature.missing", "A signature is required but `<file>.sigstore.json` does not exist.",
+    "Download the signature next to the file, or sign it with `horon-bundle sign` in CI.")
+SIGNATURE_INVALID = register(
+    "signature.invalid",
+    "The Sigstore bundle is malformed or does not verify: the file was changed after signing, "
+    "or the signature, certificate or transparency-log entry is not consistent.",
+    "Do not trust the file; re-download both it and its .sigstore.json.")
+SIGNATURE_IDENTITY = register(
+    "signature.identity",
+    "The signing certificate names another identity (SAN, GitHub repository, workflow or ref) "
+    "than the one required.",
+    "The file was signed by someone else; check --identity / --github-* or the policy's "
+    "[signer] table.")
+SIGNATURE_ISSUER = register(
+    "signature.issuer",
+    "The signing certificate's OIDC issuer is not the one required.",
+    "The identity was vouched for by another identity provider; check --issuer.")
+SIGNATURE_TRUST_ROOT = register(
+    "signature.trust-root",
+    "The signing certificate does not chain to the pinned trust root (e.g. a staging "
+    "signature checked against the production root).",
+    "Verify against the Sigstore instance that signed it (--staging, --trust-root FILE), or "
+    "refuse the file.")
+SIGNATURE_TRUST_ROOT_FILE = register(
+    "signature.trust-root-file",
+    "The --trust-root file is not a Sigstore trusted_root.json (v0.1) with Fulcio "
+    "certificates and transparency logs.",
+    "Pin a trusted_root.json obtained out of band (e.g. `sigstore` TUF targets).",
+    exit_status=EXIT_USAGE)
+SIGNATURE_OPTIONS = register(
+    "signature.options",
+    "Signature options are incomplete or contradictory (an identity without an issuer, a "
+    "GitHub workflow without a repository, a signature required with no signer named …).",
+    "Name the signer with --identity and --issuer, or --github-repository [--github-workflow "
+    "--github-ref], on the command line or in the policy's [signer] table (not both).",
+    exit_status=EXIT_USAGE)
+POLICY_INVALID = register(
+    "policy.invalid",
+    "The --policy file is not a valid audit policy (TOML syntax, unknown or missing key, type, "
+    "value).",
+    "See docs/auditing.md for the policy keys; the policy is read strictly.",
+    exit_status=EXIT_USAGE)
+POLICY_UNMET = register(
+    "policy.unmet", "A requirement of the audit policy is not met by the bundle.",
+    "The message names the policy key; the bundle is not acceptable under this policy.")
+REPRODUCE_EVIDENCE = register(
+    "reproduce.evidence",
+    "The bundle carries no recorded cargo invocation to re-run (an artifact record, or none).",
+    "Reproduce the library where its record was compiled: run `horon-bundle compile` there and "
+    "compare the library digest with the record's.")
+REPRODUCE_TOOLCHAIN = register(
+    "reproduce.toolchain",
+    "The toolchain here (cargo, rustc, host or horon-bundle version) differs from the recorded "
+    "one; nothing was built.",
+    "Install the recorded toolchain (e.g. a rust-toolchain.toml pinning it) and run again.")
+REPRODUCE_SOURCE = register(
+    "reproduce.source",
+    "The source checkout is at another git revision than the recorded one, or is dirty; "
+    "nothing was built.",
+    "Check out the recorded revision cleanly (`git checkout <revision>`, no local changes).")
+REPRODUCE_LIBRARY = register(
+    "reproduce.library", "The rebuilt library or a sidecar differs from the bundle's bytes.",
+    "The bundle's library was not built from this source with this toolchain as recorded.")
+REPRODUCE_FILE = register(
+    "reproduce.file",
+    "A rebuilt bundle file (plugin.json, SHA256SUMS, SBOM, notices, licence …) differs, is "
+    "missing or is extra.",
+    "Compare the named file; the message gives both digests and the first differing offset.")
+REPRODUCE_PROVENANCE = register(
+    "reproduce.provenance",
+    "A field of the rebuilt provenance differs from the recorded one (builder id excepted).",
+    "The message names the field and both values.")
+
+# --- doctor (issue 4: docs/doctor.md) --------------------------------------------------------
+TARGET_MISMATCH = register(
+    "target.mismatch", "The bundle's target is not this host's; nothing was loaded.",
+    "Run doctor on a machine of the bundle's target, or build the bundle for this host.")
+DOCTOR_UNSUPPORTED = register(
+    "doctor.unsupported-platform", "doctor runs on POSIX hosts only (Linux, macOS).",
+    "Run doctor on a Linux or macOS machine; on Windows use verify.",
+    exit_status=EXIT_ENVIRONMENT)
+DOCTOR_ENVIRONMENT = register(
+    "doctor.environment", "doctor cannot run here: the host target is unknown, or a temporary "
+    "directory or the child process cannot be created.", "Read the message; fix the machine.",
+    exit_status=EXIT_ENVIRONMENT)
+ABI_STRUCT_SIZE = register(
+    "abi.struct-size", "The handshake table's struct_size is below 104 (or was not written).",
+    "Write the whole 104-byte HoronPluginApiV1 with struct_size = 104.")
+ABI_MAJOR_MISMATCH = register(
+    "abi.major-mismatch", "The handshake table advertises an ABI major other than 1.",
+    "Build against templates/include/horon_plugin_abi_v1.h (HORON_ABI_MAJOR 1).")
+ABI_MINOR = register(
+    "abi.minor", "The table's ABI minor differs from plugin.json `abi.minor`.",
+    "Let the build record the minor the library advertises; never edit plugin.json.")
+ABI_WIRE_SCHEMA = register(
+    "abi.wire-schema", "The table's wire_schema is not horon.wire.v1 / plugin.json's.",
+    "Point wire_schema at the static string \"horon.wire.v1\".")
+ABI_PLUGIN_ID = register(
+    "abi.plugin-id", "The table's plugin_id differs from plugin.json `id`.",
+    "Generate the id from one source (templates/plugin/src/meta.rs).")
+ABI_FEATURES = register(
+    "abi.features", "The table's advertised features differ from plugin.json `features`.",
+    "Generate the advertised list from the compiled features (templates/plugin/build.rs).")
+ABI_NULL_ENTRY = register(
+    "abi.null-entry", "An entry of the handshake table is NULL or was not written.",
+    "Fill in all nine entries: create … free_buffer.")
+ABI_OUT_OVERRUN = register(
+    "abi.out-overrun", "A successful handshake wrote more than the 104 bytes of a v1 table.",
+    "Write exactly sizeof(HoronPluginApiV1), whatever out_capacity says.")
+ABI_REFUSAL_CODE = register(
+    "abi.refusal-code", "A single-fault request (or a correct one) got the wrong status code.",
+    "Check the request in the contract's order; see docs/abi-v1.md section 3.")
+ABI_REFUSAL_ORDER = register(
+    "abi.refusal-order", "A request with several faults did not get the code of the first "
+    "failing check in the fixed order.",
+    "Check NULL, struct_size, ABI major, wire schema, capacity, features, in that order.")
+ABI_OUT_TOUCHED = register(
+    "abi.out-touched", "The handshake changed *out although it refused the request.",
+    "Check everything first; write the table only when answering OK.")
+ABI_INSTANCE = register(
+    "abi.instance", "An instance entry (create, start, release, shutdown) failed on a valid "
+    "call, or the whoami tool call ended in an error.",
+    "create must accept a config object, two directories and the advertised features.")
+ABI_DESCRIBE = register(
+    "abi.describe", "describe failed, or its answer is not strict JSON whose id, version and "
+    "features equal plugin.json.", "Generate describe from the same constants as plugin.json.")
+ABI_FRAME_FORMAT = register(
+    "abi.frame-format", "A frame is not a strict JSON object with an integer seq and a known "
+    "kind.", "Frames are {\"seq\":N,\"kind\":\"tool_envelope\"|\"done\"|\"error\",…}.")
+ABI_FRAME_SEQ = register(
+    "abi.frame-seq", "Frame seq numbers do not run 0, 1, 2 … without a gap.",
+    "Number frames from 0 per operation and never skip one.")
+ABI_FRAME_TERMINAL = register(
+    "abi.frame-terminal", "An operation did not end with exactly one terminal frame (done or "
+    "error) as its last frame.", "Emit one done or error frame, then answer next with 1.")
+ABI_FRAME_SIZE = register(
+    "abi.frame-size", "A frame or describe answer is above the 64 MiB message limit.",
+    "Split large results; a host refuses anything above 64 MiB.")
+ABI_BUFFER_LEAK = register(
+    "abi.buffer-leak", "A buffer handed out by describe or next cannot be given back through "
+    "free_buffer (NULL or missing entry, or a NULL pointer with a length).",
+    "Fill in free_buffer and hand out buffers it can take back.")
+DOCTOR_SIDE_EFFECT_WRITE = register(
+    "doctor.side-effect-write", "The library wrote to the file system where the contract "
+    "forbids it (anything while loaded, handshaking or describing; outside the instance "
+    "directory later).", "Write only inside the instance directory, and only in operations.")
+DOCTOR_SIDE_EFFECT_NETWORK = register(
+    "doctor.side-effect-network", "The library opened a network connection while loaded, "
+    "handshaking, creating or describing.",
+    "Connect upstream only in operations (start/next), never when loaded or described.")

@@ -18,7 +18,7 @@ from horon_bundle.hashing import Digest
 from horon_bundle.library_build import compile_library, scratch_directory
 from horon_bundle.record import RECORD_NAME, record_json
 from horon_bundle.reporter import Reporter, SilentReporter
-from horon_bundle.source_facts import source_facts
+from horon_bundle.source_facts import source_date_epoch, source_facts
 from horon_bundle.strictjson import canonical_bytes
 from horon_bundle.toolchain import probe_toolchain, require_targets
 
@@ -61,6 +61,7 @@ def compile_records(request: CompileRequest, reporter: Reporter | None = None) -
                                                   targets=request.targets), toolchain.host)
     require_targets(workspace, targets)
     facts = source_facts(workspace)
+    epoch, _ = source_date_epoch(facts)
     results = []
     with scratch_directory(out) as scratch_name:
         for target in targets:
@@ -68,7 +69,8 @@ def compile_records(request: CompileRequest, reporter: Reporter | None = None) -
             library = compile_library(
                 declaration=declaration, plugin=plugin, target=target, channel=request.channel,
                 target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
-                source=facts, reporter=reporter, probe_timeout=request.probe_timeout)
+                source=facts, reporter=reporter, probe_timeout=request.probe_timeout,
+                epoch=epoch)
             assert library.invocation is not None and library.graph is not None
             record = record_json(
                 plugin_id=plugin.id, package=plugin.package, version=library.package.version,

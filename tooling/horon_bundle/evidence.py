@@ -58,7 +58,7 @@ class Invocation:
         toolchain = reader.take(obj, "toolchain", dict, where) or {}
         exit_status = reader.take(obj, "exit_status", int, where)
         raw_artifacts = reader.take(obj, "artifacts", list, where) or []
-        source = reader.take(obj, "source", dict, where) or {}
+        source = dict(reader.take(obj, "source", dict, where) or {})
         lock = reader.take(obj, "cargo_lock_sha256", str, where)
         reader.finish(obj, where)
         revision = source.pop("revision", None)
@@ -108,6 +108,11 @@ class Advertised:
         return {"abi_major": self.abi_major, "abi_minor": self.abi_minor,
                 "wire_schema": self.wire_schema, "features": list(self.features),
                 "plugin_id": self.plugin_id, "observed_by": list(self.observed_by)}
+
+    def summary(self) -> str:
+        """The advertised metadata in one line, for refusal messages."""
+        return (f"plugin_id={self.plugin_id!r} abi={self.abi_major}.{self.abi_minor} "
+                f"wire_schema={self.wire_schema!r} features={list(self.features)}")
 
     def same_metadata(self, other: Advertised) -> bool:
         return (self.abi_major, self.abi_minor, self.wire_schema, self.features,

@@ -49,22 +49,23 @@ def judge_graph(graph: Graph, *, claim: Sequence[str], channel: str,
 
 
 def advertised_findings(advertised: Advertised, *, features: Sequence[str],
-                        plugin_id: str) -> list[Finding]:
+                        plugin_id: str, who: str = "the library") -> list[Finding]:
+    """Claimed = advertised; `who` names where the advertised metadata was read from."""
     findings = Findings()
     if tuple(advertised.features) != tuple(features):
         findings.add(codes.FEATURES_MISMATCH,
-                     f"the library advertises {list(advertised.features)}, plugin.json would "
+                     f"{who} advertises {list(advertised.features)}, plugin.json would "
                      f"list {list(features)} (compiled)")
     if advertised.plugin_id != plugin_id:
         findings.add(codes.ABI_METADATA,
-                     f"the library advertises plugin id {advertised.plugin_id!r}, declared "
+                     f"{who} advertises plugin id {advertised.plugin_id!r}, declared "
                      f"{plugin_id!r}")
     if advertised.abi_major != 1:
-        findings.add(codes.ABI_METADATA, f"the library advertises ABI major "
+        findings.add(codes.ABI_METADATA, f"{who} advertises ABI major "
                                          f"{advertised.abi_major}, bundles are ABI v1")
     if advertised.wire_schema != "horon.wire.v1":
         findings.add(codes.ABI_METADATA,
-                     f"the library advertises wire schema {advertised.wire_schema!r}")
+                     f"{who} advertises wire schema {advertised.wire_schema!r}")
     return list(findings)
 
 

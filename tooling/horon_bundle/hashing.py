@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -16,12 +17,15 @@ class Digest:
     size: int
 
 
-def hash_stream(stream: BinaryIO) -> Digest:
+def hash_stream(stream: BinaryIO, observe: Callable[[bytes], None] | None = None) -> Digest:
+    """Hash `stream` to its end; `observe` sees every chunk (e.g. to keep a window of it)."""
     hasher = hashlib.sha256()
     size = 0
     while chunk := stream.read(CHUNK):
         hasher.update(chunk)
         size += len(chunk)
+        if observe is not None:
+            observe(chunk)
     return Digest(hasher.hexdigest(), size)
 
 

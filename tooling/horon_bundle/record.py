@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle import codes
-from horon_bundle.cargo_metadata import Package, load_metadata
+from horon_bundle.cargo_metadata import Metadata, Package, load_metadata
 from horon_bundle.declaration import Declaration, PluginDeclaration
 from horon_bundle.errors import Finding, Findings, Refused
 from horon_bundle.evidence import EVIDENCE_RECORD, Advertised, Invocation
@@ -21,8 +21,14 @@ from horon_bundle.fields import FieldReader
 from horon_bundle.gates import check_advertised, judge_graph, plugin_features
 from horon_bundle.graph import Graph, graph_from_json
 from horon_bundle.hashing import Digest, copy_and_hash, hash_bytes
-from horon_bundle.library_build import CompiledLibrary, read_advertised
+from horon_bundle.library_build import (
+    CompiledLibrary,
+    bundle_assets,
+    merge_observations,
+    read_advertised,
+)
 from horon_bundle.manifest import Manifest
+from horon_bundle.notices import source_packages
 from horon_bundle.provenance import BuildFacts
 from horon_bundle.reporter import Reporter
 from horon_bundle.strictjson import canonical_bytes, read_json
@@ -120,8 +126,9 @@ def load_record(path: Path) -> tuple[ArtifactRecord, Digest]:
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
     document = read_json(data, source=path.name, max_bytes=MAX_RECORD_BYTES, max_depth=16)
+    canonical = canonical_bytes(document) == data  # before decoding: decoders pop fields
     record = parse_record(document, path.name)
-    if canonical_bytes(document) != data:
+    if not canonical:
         raise Refused.one(codes.EVIDENCE_RECORD,
                           f"{path.name}: not in the canonical form `compile` writes (edited?)")
     return record, hash_bytes(data)
@@ -143,6 +150,11 @@ def binding_findings(record: ArtifactRecord, *, library: Digest, library_name: s
     differ("target", record.target, target)
     differ("profile", record.profile, profile)
     differ("feature claim", list(record.claim), list(claim))
+    compiled = plugin_features(record.graph)
+    if record.features != compiled:
+        findings.add(codes.EVIDENCE_MISMATCH,
+                     f"artifact record features {list(record.features)} != "
+                     f"{list(compiled)}, what its graph compiled")
     differ("library name", record.library_name, library_name)
     differ("plugin id", record.plugin_id, plugin_id)
     return list(findings)
@@ -150,8 +162,8 @@ def binding_findings(record: ArtifactRecord, *, library: Digest, library_name: s
 
 def library_from_record(*, declaration: Declaration, plugin: PluginDeclaration, target: str,
                         channel: str, prebuilt: Path, record_path: Path, toolchain: Toolchain,
-                        scratch: Path, reporter: Reporter,
-                        probe_timeout: float) -> CompiledLibrary:
+                        scratch: Path, reporter: Reporter, probe_timeout: float,
+                        epoch: int) -> CompiledLibrary:
     reporter.step(f"binding prebuilt {prebuilt.name} through {record_path.name}")
     record, record_digest = load_record(record_path)
     copied = scratch / prebuilt.name
@@ -172,37 +184,54 @@ def library_from_record(*, declaration: Declaration, plugin: PluginDeclaration, 
     providers = judge_graph(record.graph, claim=claim, channel=channel,
                             patterns=declaration.qa_patterns)
     features = plugin_features(record.graph)
-    if features != record.features:
-        raise Refused.one(codes.FEATURES_DRIFT,
-                          f"artifact record lists features {list(record.features)}, its graph "
-                          f"compiled {list(features)}")
-    advertised, notes = read_advertised(copied, target=target, toolchain=toolchain,
-                                        reporter=reporter, timeout=probe_timeout)
-    if advertised is None and record.advertised is not None:
-        advertised = record.advertised
-        notes.append("advertised ABI metadata taken from the artifact record (probed on the "
-                     "runner that compiled it)")
-    elif advertised is not None and record.advertised is not None \
-            and not advertised.same_metadata(record.advertised):
-        raise Refused.one(codes.ABI_METADATA,
-                          "the library advertises other ABI metadata here than the artifact "
-                          "record says it did on its runner")
+    advertised, notes = _advertised(record, copied, target=target, toolchain=toolchain,
+                                    reporter=reporter, timeout=probe_timeout)
     if advertised is not None:
         check_advertised(advertised, features=features, plugin_id=plugin.id)
+    package, metadata = _package_facts(record, declaration)
+    qa_providers = tuple(p.to_json() for p in providers)
+    assets, roles = bundle_assets(
+        graph=record.graph, qa_providers=qa_providers, plugin=plugin, library_name=copied.name,
+        library_sha256=digest.sha256, target=target, channel=channel, epoch=epoch,
+        packages=source_packages(record.graph, metadata),
+        workspace_root=metadata.workspace_root)
     return CompiledLibrary(
         path=copied, sha256=digest.sha256, size=digest.size, target=target, channel=channel,
-        claim=claim, features=features, package=_package_facts(record, declaration),
-        graph=record.graph, qa_providers=tuple(p.to_json() for p in providers),
+        claim=claim, features=features, package=package, graph=record.graph,
+        qa_providers=qa_providers,
         qa_markers=tuple(sorted(p.id for p in record.graph.packages.values() if p.qa_marker)),
         advertised=advertised, evidence=EVIDENCE_RECORD, invocation=None,
         record=record.raw, record_sha256=record_digest.sha256,
         cargo_lock_sha256=record.invocation.cargo_lock_sha256,
         source_revision=record.invocation.source_revision,
-        source_dirty=record.invocation.source_dirty, notes=tuple(notes))
+        source_dirty=record.invocation.source_dirty, generated_assets=assets,
+        asset_roles=roles, notes=tuple(notes))
 
 
-def _package_facts(record: ArtifactRecord, declaration: Declaration) -> Package:
-    """The package facts the bundle needs (version, licence) from this workspace's metadata."""
+def _advertised(record: ArtifactRecord, library: Path, *, target: str, toolchain: Toolchain,
+                reporter: Reporter, timeout: float) -> tuple[Advertised | None, list[str]]:
+    """What the prebuilt library advertises here (section, probe where it runs), checked
+    against what the record says it advertised on the runner that compiled it."""
+    here, notes = read_advertised(library, target=target, toolchain=toolchain,
+                                  reporter=reporter, timeout=timeout)
+    recorded = record.advertised
+    if recorded is None:
+        return here, notes
+    if here is None:
+        notes.append("advertised ABI metadata taken from the artifact record (probed on the "
+                      "runner that compiled it)")
+        return recorded, notes
+    if not here.same_metadata(recorded):
+        code = codes.ABI_METADATA if "probe" in here.observed_by else codes.ABI_SECTION_MISMATCH
+        what = "advertises" if "probe" in here.observed_by else "has a .horon_abi section saying"
+        raise Refused.one(code, f"{library.name} {what} {here.summary()} here; the artifact "
+                                f"record says it advertised {recorded.summary()} on its runner")
+    return merge_observations(here, recorded), notes
+
+
+def _package_facts(record: ArtifactRecord, declaration: Declaration) -> tuple[Package, Metadata]:
+    """The package facts the bundle needs (version, licence, the crates' sources for the
+    notices) from this workspace's own cargo metadata."""
     metadata = load_metadata(declaration.workspace, target=record.target,
                              package=record.package, claim=record.claim)
     package = metadata.member(record.package)
@@ -211,7 +240,7 @@ def _package_facts(record: ArtifactRecord, declaration: Declaration) -> Package:
         raise Refused.one(codes.EVIDENCE_MISMATCH,
                           f"artifact record is for {record.package} {record.version}, the "
                           f"workspace has {found}")
-    return package
+    return package, metadata
 
 
 def record_findings_for_bundle(facts: BuildFacts, manifest: Manifest,

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle import checksums, codes
+from horon_bundle.abi_section import StreamWindows, WindowedAccess, read_section
 from horon_bundle.bundle_source import BundleSource, open_bundle
 from horon_bundle.errors import Finding, Findings, Refused
-from horon_bundle.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD
+from horon_bundle.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD, Advertised
 from horon_bundle.gates import advertised_findings, graph_findings, plugin_features
 from horon_bundle.hashing import Digest, hash_bytes, hash_stream
 from horon_bundle.manifest import (
@@ -147,9 +148,18 @@ def verify_source(source: BundleSource, report: VerifyReport) -> None:
                 provenance_bytes = source.read_small(provenance_path, MAX_PROVENANCE_BYTES)
             except Refused as exc:
                 report.check("provenance.read", _refusal_findings(exc))
-    digests = _hash_all(source, {**metadata, **({provenance_path: provenance_bytes}
-                                                if provenance_path and provenance_bytes else {})})
+    library_path = manifest.library.path if manifest is not None else None
+    windows = StreamWindows()
+    try:
+        digests = _hash_all(source, {**metadata, **({provenance_path: provenance_bytes}
+                                                    if provenance_path and provenance_bytes
+                                                    else {})},
+                            watch=(library_path, windows))
+    except Refused as exc:  # an archive entry failing its CRC or size check while streaming
+        report.check("integrity.read", _refusal_findings(exc))
+        return
     report.digests = digests
+    section = _read_section(source, manifest, windows)
 
     if manifest is not None:
         _check_files(source, manifest, listed, digests, report)
@@ -160,32 +170,65 @@ def verify_source(source: BundleSource, report: VerifyReport) -> None:
         return
     if provenance_bytes is None:
         report.skip("provenance", "provenance.json is missing")
+        _check_advertised(manifest, None, section, report)
         return
     try:
         provenance = parse_provenance(provenance_bytes)
     except Refused as exc:
         report.check("provenance.schema", _refusal_findings(exc))
+        _check_advertised(manifest, None, section, report)
         return
     report.check("provenance.schema", [])
     report.provenance = provenance
     _check_binding(manifest, provenance, digests, report)
     _check_evidence(manifest, provenance.facts, digests, report)
     _check_graph(manifest, provenance.facts, report)
-    _check_advertised(manifest, provenance.facts, report)
+    _check_advertised(manifest, provenance.facts, section, report)
 
 
-def _hash_all(source: BundleSource, already_read: dict[str, bytes]) -> dict[str, Digest]:
+def _hash_all(source: BundleSource, already_read: dict[str, bytes],
+              watch: tuple[str | None, StreamWindows]) -> dict[str, Digest]:
+    """Hash every file once; the watched one (the library) also fills its windows."""
     digests = {}
+    watched, windows = watch
     for path in sorted(source.files):
         if path in already_read:
             digests[path] = hash_bytes(already_read[path])
             continue
         stream = source.open(path)
         try:
-            digests[path] = hash_stream(stream)  # type: ignore[arg-type]
+            digests[path] = hash_stream(stream,  # type: ignore[arg-type]
+                                        windows.feed if path == watched else None)
         finally:
             stream.close()
     return digests
+
+
+@dataclass(frozen=True, slots=True)
+class SectionState:
+    """What the library's static section said: metadata, absent (None), or refused."""
+
+    advertised: Advertised | None
+    findings: tuple[Finding, ...] = ()
+    read: bool = True
+
+
+def _read_section(source: BundleSource, manifest: Manifest | None,
+                  windows: StreamWindows) -> SectionState:
+    """The library's .horon_abi section, from the windows kept while hashing it.
+
+    Ranges outside the windows cost one targeted re-read of the library (bounded memory);
+    nothing is loaded or extracted.
+    """
+    if manifest is None or manifest.library.path not in source.files:
+        return SectionState(None, read=False)
+    path = manifest.library.path
+    access = WindowedAccess(windows, lambda: source.open(path))
+    try:
+        advertised = read_section(access, name=path, target=manifest.target)
+    except Refused as exc:
+        return SectionState(None, tuple(exc.findings))
+    return SectionState(advertised)
 
 
 def _check_files(source: BundleSource, manifest: Manifest, listed: dict[str, str] | None,
@@ -313,16 +356,49 @@ def _check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport) ->
     report.check("features.compiled", drift)
 
 
-def _check_advertised(manifest: Manifest, facts: BuildFacts, report: VerifyReport) -> None:
-    advertised = facts.advertised
-    if advertised is None:
-        report.skip("features.advertised", "no advertised ABI metadata recorded")
+def _check_advertised(manifest: Manifest, facts: BuildFacts | None, section: SectionState,
+                      report: VerifyReport) -> None:
+    """Claimed = advertised, from the library's static section (any target, nothing loaded)
+    and from the advertised metadata recorded at build time; without a section, the recorded
+    metadata alone, and the check's note says so."""
+    recorded = facts.advertised if facts is not None else None
+    if section.findings:
+        report.check("features.advertised", list(section.findings),
+                     note="the library's .horon_abi section")
         return
-    findings = advertised_findings(advertised, features=manifest.features,
-                                   plugin_id=manifest.id)
-    if advertised.abi_minor != manifest.abi_minor:
-        findings.append(Finding(codes.ABI_METADATA,
-                                f"the library advertises ABI minor {advertised.abi_minor}, "
-                                f"plugin.json says {manifest.abi_minor}"))
-    report.check("features.advertised", findings,
-                 note="recorded at build time (" + ", ".join(advertised.observed_by) + ")")
+    if not section.read:
+        report.skip("features.advertised", "the library is missing")
+        return
+    observed = ", ".join(recorded.observed_by) if recorded is not None else ""
+    sources: list[tuple[Advertised, str]] = []
+    if section.advertised is not None:
+        sources.append((section.advertised, f"{manifest.library.path}'s .horon_abi section"))
+        note = "read from the library's .horon_abi section"
+    elif recorded is not None:
+        note = ("no .horon_abi section: using the advertised metadata recorded at build time ("
+                f"{observed})")
+    else:
+        report.skip("features.advertised", "no .horon_abi section and no advertised metadata "
+                                           "recorded at build time")
+        return
+    if recorded is not None:
+        sources.append((recorded, f"the advertised metadata recorded in provenance.json "
+                                  f"({observed})"))
+    findings: list[Finding] = []
+    for advertised, who in sources:
+        findings += advertised_findings(advertised, features=manifest.features,
+                                        plugin_id=manifest.id, who=who)
+        if advertised.abi_minor != manifest.abi_minor:
+            findings.append(Finding(codes.ABI_METADATA,
+                                    f"{who} advertises ABI minor {advertised.abi_minor}, "
+                                    f"plugin.json says {manifest.abi_minor}"))
+    if section.advertised is not None and recorded is not None:
+        if section.advertised.same_metadata(recorded):
+            note += f"; agrees with the metadata recorded at build time ({observed})"
+        else:
+            findings.append(Finding(
+                codes.ABI_SECTION_MISMATCH,
+                f"{manifest.library.path}: the .horon_abi section says "
+                f"{section.advertised.summary()}; provenance.json recorded "
+                f"{recorded.summary()} ({observed}) at build time"))
+    report.check("features.advertised", findings, note=note)

@@ -8,6 +8,7 @@ from typing import Any
 
 from horon_bundle.build import BuildRequest, build
 from horon_bundle.cli import render
+from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
 from horon_bundle.errors import EXIT_OK
 
 
@@ -32,6 +33,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--record", type=Path,
                         help="the artifact record `horon-bundle compile` wrote for --prebuilt")
     parser.add_argument("--builder-id", help="builder identity recorded in provenance")
+    parser.add_argument("--require-signed-record", action="store_true",
+                        help="refuse --record unless REC.sigstore.json verifies (offline) as "
+                             "signed by the signer named below")
+    add_signer_arguments(parser, what="the artifact record")
     parser.add_argument("--probe-timeout", type=float, default=20.0,
                         help="seconds the child-process handshake may take")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
@@ -45,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
             workspace=args.workspace, out=args.out, plugin_id=args.plugin_id,
             targets=tuple(args.target), all_targets=args.all_targets, channel=args.channel,
             target_dir=args.target_dir, prebuilt=args.prebuilt, record=args.record,
-            builder=args.builder_id, probe_timeout=args.probe_timeout), reporter)
+            builder=args.builder_id, probe_timeout=args.probe_timeout,
+            record_signer=record_signer_from_args(args)), reporter)
     finally:
         reporter.close()
     for result in results:

@@ -6,31 +6,48 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
+from horon_bundle.audit import audit_options, audit_path
 from horon_bundle.cli import render
+from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.errors import EXIT_OK, exit_status_for
-from horon_bundle.verify import PASS, SKIP, verify_path
+from horon_bundle.policy import load_policy
+from horon_bundle.verify import PASS, SKIP
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("verify", help="verify a bundle directory or archive",
                             description="Verify bundles offline: strict plugin.json, layout, "
                                         "checksums, provenance binding, evidence, graph, "
-                                        "features.")
+                                        "features; signatures and an audit policy.")
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
+    parser.add_argument("--require-signature", action="store_true",
+                        help="refuse an archive without a valid <archive>.sigstore.json from "
+                             "the named signer")
+    parser.add_argument("--policy", type=Path, metavar="FILE",
+                        help="audit policy (TOML, docs/auditing.md): every requirement reported")
+    add_signer_arguments(parser, what="each archive")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = [verify_path(path) for path in args.paths]
+    options = audit_options(
+        identity=identity_from_args(args), trust=trust_from_args(args),
+        require_signature=args.require_signature,
+        policy=load_policy(args.policy) if args.policy is not None else None)
+    reports = [audit_path(path, options) for path in args.paths]
     worst = EXIT_OK
     for report in reports:
         render.stderr.print(f"[bold]{report.path}[/]")
         for check in report.checks:
             mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]"}.get(check.status,
                                                                          "[red]FAIL[/]")
-            note = f" [dim]({check.note})[/]" if check.note else ""
+            note = f" [dim]({escape(check.note)})[/]" if check.note else ""
             render.stderr.print(f"  {mark} {check.name}{note}")
+        for text in report.notes:
+            render.stderr.print(f"  [dim]note: {escape(text)}[/]")
         render.findings(report.findings)
         worst = max(worst, exit_status_for(report.findings))
         verdict = "[bold green]verified[/]" if report.ok else "[bold red]refused[/]"

@@ -9,10 +9,22 @@ import traceback
 from collections.abc import Sequence
 
 import horon_bundle
-from horon_bundle.cli import cmd_build, cmd_compile, cmd_verify, render
+from horon_bundle.cli import (
+    cmd_build,
+    cmd_codes,
+    cmd_compile,
+    cmd_doctor,
+    cmd_publish,
+    cmd_reproduce,
+    cmd_sign,
+    cmd_verify,
+    cmd_yank,
+    render,
+)
 from horon_bundle.errors import EXIT_INTERNAL, EXIT_USAGE, Refused
 
-COMMANDS = (cmd_build, cmd_compile, cmd_verify)
+COMMANDS = (cmd_build, cmd_compile, cmd_verify, cmd_doctor, cmd_publish, cmd_yank,
+            cmd_sign, cmd_reproduce, cmd_codes)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,248 @@
+"""Evidence kind 2: `compile` writes a library and its artifact record; `build --prebuilt LIB
+--record REC` bundles them elsewhere, re-judging everything the record claims.
+
+Records are canonical JSON (`load_record` refuses anything else), so every hand-edit here is
+re-serialised with `strictjson.canonical_bytes`, as an attacker would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gate_helpers import (
+    QA_DEFAULT_CHAIN,
+    assert_refused_cleanly,
+    byproducts,
+    error_lines,
+    rewrite_record,
+)
+from tests.helpers import HOST, TEMPLATE, CliResult, cli
+from tests.native_bins import SECTION_JSON, make_macho, make_pe
+
+pytestmark = pytest.mark.cargo
+
+
+@dataclass(frozen=True)
+class Compiled:
+    library: Path
+    record: Path
+
+
+def _compile(workspace: Path, out: Path, target_dir: Path, *args: str) -> Compiled:
+    result = cli("compile", workspace, "--out", out, "--target-dir", target_dir, *args)
+    assert result.status == 0, result.stderr
+    [directory] = [p for p in out.iterdir() if p.name.endswith(".compiled")]
+    [library] = [p for p in directory.iterdir() if p.name != "record.json"]
+    return Compiled(library=library, record=directory / "record.json")
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Compiled:
+    return _compile(TEMPLATE, tmp_path_factory.mktemp("compiled"), cargo_target_dir)
+
+
+@pytest.fixture(scope="module")
+def qa(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Compiled:
+    return _compile(TEMPLATE, tmp_path_factory.mktemp("compiled-qa"), cargo_target_dir,
+                    "--channel", "qa")
+
+
+def _edited(compiled: Compiled, directory: Path,
+            change: Callable[[dict[str, Any]], None]) -> Path:
+    record = directory / "record.json"
+    shutil.copyfile(compiled.record, record)
+    rewrite_record(record, change)
+    return record
+
+
+def _prebuilt(out: Path, library: Path, record: Path, *args: str,
+              workspace: Path = TEMPLATE) -> CliResult:
+    return cli("build", workspace, "--out", out, "--prebuilt", library, "--record", record,
+               *args)
+
+
+def test_prebuilt_with_its_record_is_bundled(tmp_path: Path, release: Compiled) -> None:
+    out = tmp_path / "out"
+    result = _prebuilt(out, release.library, release.record)
+    assert result.status == 0, result.stderr
+    bundle = out / f"example-0.1.0-{HOST}"
+    statement = json.loads((bundle / "provenance.json").read_text())
+    internal = statement["predicate"]["buildDefinition"]["internalParameters"]
+    assert internal["evidence"] == "artifact-record"
+    produced = byproducts(bundle)
+    assert produced["horon:artifact-record"]["library"]["sha256"] == \
+        hashlib.sha256(release.library.read_bytes()).hexdigest()
+    assert produced["horon:advertised"]["observed_by"] == ["probe", "static-section"]
+    roles = {a["role"] for a in json.loads((bundle / "plugin.json").read_text())["assets"]}
+    assert roles == {"provenance", "sbom", "notices"}
+    assert "horon-example 0.1.0" in (bundle / "THIRD-PARTY-NOTICES").read_text()
+    assert cli("verify", out / f"example-0.1.0-{HOST}.zip").status == 0
+
+
+TAMPERED: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "sha256": (lambda r: r["library"].__setitem__("sha256", "0" * 64),
+               "artifact record sha256 '" + "0" * 64 + "' != '"),
+    "size": (lambda r: r["library"].__setitem__("size", r["library"]["size"] + 1),
+             "artifact record size "),
+    "target": (lambda r: r.__setitem__("target", "aarch64-unknown-linux-gnu"),
+               f"artifact record target 'aarch64-unknown-linux-gnu' != '{HOST}'"),
+    "profile": (lambda r: r.__setitem__("profile", "dev"),
+                "artifact record profile 'dev' != 'release'"),
+    "features": (lambda r: r.__setitem__("features", ["clock"]),
+                 "artifact record features ['clock'] != ['clock', 'greeting']"),
+}
+
+
+@pytest.mark.parametrize("field", sorted(TAMPERED))
+def test_each_bound_field_tampered(tmp_path: Path, release: Compiled, field: str) -> None:
+    change, message = TAMPERED[field]
+    record = _edited(release, tmp_path, change)
+    out = tmp_path / "out"
+    result = _prebuilt(out, release.library, record)
+    assert_refused_cleanly(result, "evidence.mismatch", out)
+    [line] = error_lines(result, "evidence.mismatch")
+    assert message in line, line
+    assert result.codes == ["evidence.mismatch"]
+
+
+def test_record_for_another_library(tmp_path: Path, release: Compiled, qa: Compiled) -> None:
+    out = tmp_path / "out"
+    result = _prebuilt(out, qa.library, release.record)
+    assert_refused_cleanly(result, "evidence.mismatch", out)
+    assert any("artifact record sha256" in line
+               for line in error_lines(result, "evidence.mismatch"))
+
+
+def test_prebuilt_without_a_record(tmp_path: Path, release: Compiled) -> None:
+    out = tmp_path / "out"
+    result = cli("build", TEMPLATE, "--out", out, "--prebuilt", release.library)
+    assert_refused_cleanly(result, "evidence.missing", out)
+
+
+def test_hand_edited_record_that_is_not_canonical(tmp_path: Path, release: Compiled) -> None:
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(json.loads(release.record.read_text())))
+    out = tmp_path / "out"
+    assert_refused_cleanly(_prebuilt(out, release.library, record), "evidence.record", out)
+
+
+def test_record_compiled_beyond_the_claim_drifts(tmp_path: Path, qa: Compiled) -> None:
+    """A qa record re-labelled as release: its graph compiled qa-provider, outside the
+    closure of the release claim."""
+    def relabel(record: dict[str, Any]) -> None:
+        record["channel"] = "release"
+        record["claim"] = ["clock", "greeting"]
+
+    record = _edited(qa, tmp_path, relabel)
+    out = tmp_path / "out"
+    result = _prebuilt(out, qa.library, record)
+    assert_refused_cleanly(result, "features.drift", out)
+    [line] = error_lines(result, "features.drift")
+    assert "(extra: ['qa-provider'])" in line
+
+
+def test_record_whose_claim_hides_a_qa_crate(tmp_path: Path, cargo_target_dir: Path) -> None:
+    """The seed's defect through evidence kind 2: the record claims only imap and says
+    release, but its graph holds qa-mock; the bundle step re-judges the graph."""
+    compiled = _compile(QA_DEFAULT_CHAIN, tmp_path / "compiled", cargo_target_dir,
+                        "--channel", "qa")
+    record = _edited(compiled, tmp_path, lambda r: r.__setitem__("channel", "release"))
+    assert json.loads(record.read_text())["claim"] == ["imap"]
+    out = tmp_path / "out"
+    result = _prebuilt(out, compiled.library, record, workspace=QA_DEFAULT_CHAIN)
+    assert_refused_cleanly(result, "graph.qa-provider", out)
+    assert any(line.endswith("mail-plugin → mail-helper[default] → feature qa-provider → "
+                             "dep qa-mock") for line in error_lines(result, "graph.qa-provider"))
+
+
+# --- libraries for targets that cannot be loaded here: the static section decides ---------
+def _cross_record(release: Compiled, directory: Path, library: Path, target: str) -> Path:
+    data = library.read_bytes()
+
+    def retarget(record: dict[str, Any]) -> None:
+        record["target"] = target
+        record["library"] = {"name": library.name, "sha256": hashlib.sha256(data).hexdigest(),
+                             "size": len(data)}
+        record["advertised"] = None  # a cross-compiling runner cannot probe either
+
+    return _edited(release, directory, retarget)
+
+
+@pytest.mark.parametrize(("target", "make", "name"), [
+    ("x86_64-pc-windows-msvc", make_pe, "horon_example"),
+    ("aarch64-apple-darwin", make_macho, "libhoron_example"),
+])
+def test_other_target_advertised_metadata_comes_from_the_section(
+        tmp_path: Path, release: Compiled, target: str,
+        make: Callable[..., Path], name: str) -> None:
+    library = make(tmp_path, name)
+    record = _cross_record(release, tmp_path, library, target)
+    out = tmp_path / "out"
+    result = _prebuilt(out, library, record, "--target", target)
+    assert result.status == 0, result.stderr
+    assert "advertised metadata read from the static .horon_abi section" in result.stderr
+    bundle = out / f"example-0.1.0-{target}"
+    manifest = json.loads((bundle / "plugin.json").read_text())
+    assert manifest["library"]["path"] == f"lib/{library.name}"
+    advertised = byproducts(bundle)["horon:advertised"]
+    assert advertised["observed_by"] == ["static-section"]
+    assert advertised["features"] == ["clock", "greeting"]
+    report = cli("verify", out / f"example-0.1.0-{target}.zip", "--json")
+    assert report.status == 0, report.stderr
+    checks = {c["check"]: c for c in report.json()["checks"]}
+    assert checks["features.advertised"]["result"] == "pass"
+    assert checks["features.advertised"]["note"].startswith(
+        "read from the library's .horon_abi section")
+
+
+@pytest.mark.parametrize(("target", "make", "name"), [
+    ("x86_64-pc-windows-msvc", make_pe, "horon_example"),
+    ("aarch64-apple-darwin", make_macho, "libhoron_example"),
+])
+def test_other_target_section_must_equal_the_compiled_features(
+        tmp_path: Path, release: Compiled, target: str,
+        make: Callable[..., Path], name: str) -> None:
+    library = make(tmp_path, name, SECTION_JSON.replace(b'"clock",', b""))
+    record = _cross_record(release, tmp_path, library, target)
+    out = tmp_path / "out"
+    result = _prebuilt(out, library, record, "--target", target)
+    assert_refused_cleanly(result, "features.mismatch", out)
+    assert error_lines(result, "features.mismatch") == [
+        "ERROR features.mismatch: the library advertises ['greeting'], plugin.json would list "
+        "['clock', 'greeting'] (compiled)"]
+
+
+def test_library_without_a_section_falls_back_to_recorded_metadata(
+        tmp_path: Path, release: Compiled) -> None:
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        pytest.skip("objcopy (binutils) not installed")
+    library = tmp_path / release.library.name
+    subprocess.run([objcopy, "--remove-section", ".horon_abi", str(release.library),
+                    str(library)], check=True)
+    data = library.read_bytes()
+
+    def rebind(record: dict[str, Any]) -> None:
+        record["library"]["sha256"] = hashlib.sha256(data).hexdigest()
+        record["library"]["size"] = len(data)
+        record["advertised"]["observed_by"] = ["probe"]
+
+    record = _edited(release, tmp_path, rebind)
+    out = tmp_path / "out"
+    result = _prebuilt(out, library, record)
+    assert result.status == 0, result.stderr
+    assert "has no .horon_abi section: advertised metadata from the probe alone" in result.stderr
+    report = cli("verify", out / f"example-0.1.0-{HOST}", "--json")
+    assert report.status == 0, report.stderr
+    checks = {c["check"]: c for c in report.json()["checks"]}
+    assert checks["features.advertised"]["note"] == (
+        "no .horon_abi section: using the advertised metadata recorded at build time (probe)")

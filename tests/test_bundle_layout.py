@@ -1,0 +1,219 @@
+"""Verifying files against plugin.json and SHA256SUMS: smuggled, missing, linked, tampered."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import BuiltExample
+from tests.helpers import (
+    assert_refused,
+    byproduct,
+    cli,
+    copy_bundle,
+    edit_provenance,
+    rewrite_listing,
+    tree_snapshot,
+)
+
+LIB = "lib/libhoron_example.so"
+
+
+@pytest.fixture
+def bundle(example_release: BuiltExample, tmp_path: Path) -> Path:
+    return copy_bundle(example_release.bundle, tmp_path)
+
+
+def _refused(bundle: Path, code: str) -> None:
+    before = tree_snapshot(bundle)
+    assert_refused(cli("verify", bundle), code)
+    assert tree_snapshot(bundle) == before
+
+
+def _append_listing(bundle: Path, path: str) -> None:
+    import hashlib
+
+    sums = bundle / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    lines.append(f"{hashlib.sha256((bundle / path).read_bytes()).hexdigest()}  {path}")
+    lines.sort(key=lambda line: line.split("  ", 1)[1].encode())
+    sums.write_text("".join(line + "\n" for line in lines))
+
+
+def test_extra_file_even_when_listed(bundle: Path) -> None:
+    (bundle / "lib" / "libextra.so").write_bytes(b"smuggled")
+    _append_listing(bundle, "lib/libextra.so")
+    _refused(bundle, "layout.undeclared")
+
+
+def test_extra_file_not_listed(bundle: Path) -> None:
+    (bundle / "notes.txt").write_text("hello")
+    result = cli("verify", bundle)
+    assert {"layout.undeclared", "checksum.unlisted"} <= set(result.codes)
+
+
+def test_missing_declared_file(bundle: Path) -> None:
+    (bundle / "LICENSE").unlink()
+    result = cli("verify", bundle)
+    assert_refused(result, "layout.missing")
+    assert "checksum.missing" in result.codes
+
+
+def test_missing_checksum_file(bundle: Path) -> None:
+    (bundle / "SHA256SUMS").unlink()
+    _refused(bundle, "layout.missing")
+
+
+def test_symlink_refused(bundle: Path) -> None:
+    (bundle / "LICENSE").rename(bundle / "LICENSE.real")
+    (bundle / "LICENSE").symlink_to("LICENSE.real")
+    _refused(bundle, "layout.symlink")
+
+
+def test_hard_link_refused(bundle: Path, tmp_path: Path) -> None:
+    os.link(bundle / "LICENSE", tmp_path / "outside-link")
+    _refused(bundle, "layout.file-type")
+
+
+def test_fifo_refused(bundle: Path) -> None:
+    os.mkfifo(bundle / "lib" / "pipe")
+    _refused(bundle, "layout.file-type")
+
+
+@pytest.mark.parametrize("bits", [stat.S_IWOTH, stat.S_ISUID, stat.S_ISGID])
+def test_unsafe_modes_refused(bundle: Path, bits: int) -> None:
+    path = bundle / "LICENSE"
+    path.chmod(0o644 | bits)
+    _refused(bundle, "layout.mode")
+
+
+def test_tampered_library_byte(bundle: Path) -> None:
+    library = bundle / LIB
+    data = bytearray(library.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    library.write_bytes(bytes(data))
+    _refused(bundle, "checksum.mismatch")
+
+
+def test_tampered_library_relisted_still_refused(bundle: Path) -> None:
+    library = bundle / LIB
+    library.write_bytes(library.read_bytes() + b"\0")
+    rewrite_listing(bundle, LIB)
+    result = cli("verify", bundle)
+    assert {"checksum.mismatch", "checksum.size", "provenance.subject"} <= set(result.codes)
+
+
+def test_tampered_provenance_byte(bundle: Path) -> None:
+    path = bundle / "provenance.json"
+    path.write_bytes(path.read_bytes().replace(b'"release"', b'"releasf"', 1))
+    _refused(bundle, "checksum.mismatch")
+
+
+def test_provenance_naming_another_version(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        statement["predicate"]["buildDefinition"]["externalParameters"]["version"] = "9.9.9"
+    edit_provenance(bundle, change)
+    _refused(bundle, "provenance.contradiction")
+
+
+def test_provenance_subject_of_another_library(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        statement["subject"][0]["digest"]["sha256"] = "0" * 64
+    edit_provenance(bundle, change)
+    _refused(bundle, "provenance.subject")
+
+
+def test_provenance_subject_by_md5_only(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        statement["subject"][0]["digest"] = {"md5": "0" * 32}
+    edit_provenance(bundle, change)
+    _refused(bundle, "provenance.subject")
+
+
+def test_unexpected_build_type(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        statement["predicate"]["buildDefinition"]["buildType"] = "https://example.com/other"
+    edit_provenance(bundle, change)
+    _refused(bundle, "provenance.build-type")
+
+
+def test_unknown_external_parameter(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        statement["predicate"]["buildDefinition"]["externalParameters"]["extra"] = True
+    edit_provenance(bundle, change)
+    _refused(bundle, "provenance.schema")
+
+
+def test_release_bundle_without_graph(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        items = statement["predicate"]["runDetails"]["byproducts"]
+        items.remove(byproduct(statement, "horon:graph"))
+    edit_provenance(bundle, change)
+    _refused(bundle, "graph.missing")
+
+
+def test_evidence_without_invocation(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        items = statement["predicate"]["runDetails"]["byproducts"]
+        items.remove(byproduct(statement, "horon:invocation"))
+    edit_provenance(bundle, change)
+    _refused(bundle, "evidence.missing")
+
+
+def test_graph_with_a_cycle(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        graph = byproduct(statement, "horon:graph")["annotations"]
+        root = graph["root"]
+        graph["edges"].append({"from": root, "to": root, "kinds": ["normal"], "dep_key": "x",
+                               "optional": False, "default_features": True, "features": []})
+    edit_provenance(bundle, change)
+    _refused(bundle, "graph.invalid")
+
+
+def test_advertised_features_differ(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        byproduct(statement, "horon:advertised")["annotations"]["features"] = ["clock"]
+    edit_provenance(bundle, change)
+    _refused(bundle, "features.mismatch")
+
+
+CHECKSUM_FAULTS: dict[str, tuple[str, str]] = {
+    "uppercase hex": ("upper", "checksum.format"),
+    "binary marker": ("star", "checksum.format"),
+    "CRLF": ("crlf", "checksum.format"),
+    "escaped name": ("escape", "checksum.format"),
+    "duplicate path": ("dup", "checksum.duplicate"),
+    "md5 digest": ("md5", "checksum.algorithm"),
+    "lists itself": ("self", "checksum.self"),
+    "unsorted": ("unsorted", "checksum.format"),
+    "dot-dot path": ("dotdot", "checksum.format"),
+    "no final newline": ("nonl", "checksum.format"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHECKSUM_FAULTS))
+def test_checksum_file_faults(bundle: Path, case: str) -> None:
+    how, code = CHECKSUM_FAULTS[case]
+    sums = bundle / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    digest, name = lines[0].split("  ", 1)
+    edits = {
+        "upper": lambda: [f"{digest.upper()}  {name}", *lines[1:]],
+        "star": lambda: [f"{digest} *{name}", *lines[1:]],
+        "crlf": lambda: [line + "\r" for line in lines],
+        "escape": lambda: ["\\" + lines[0], *lines[1:]],
+        "dup": lambda: [lines[0], *lines],
+        "md5": lambda: [f"{'0' * 32}  {name}", *lines[1:]],
+        "self": lambda: [*lines, f"{'0' * 64}  SHA256SUMS"],
+        "unsorted": lambda: list(reversed(lines)),
+        "dotdot": lambda: [*lines, f"{'0' * 64}  ../escape"],
+    }
+    if how == "nonl":
+        sums.write_text("\n".join(lines))
+    else:
+        sums.write_text("".join(line + "\n" for line in edits[how]()))
+    _refused(bundle, code)

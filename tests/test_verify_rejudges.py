@@ -1,0 +1,101 @@
+"""`verify` re-judges a bundle from its own bytes: the recorded graph, and the library's
+static section (read without loading it, from a directory or an archive)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from horon_bundle.verify import verify_path
+from tests.conftest import BuiltExample
+from tests.gate_helpers import resign_provenance
+from tests.helpers import HOST, CliResult, cli, copy_bundle
+
+pytestmark = pytest.mark.cargo
+
+
+@pytest.fixture
+def bundle(example_release: BuiltExample, tmp_path: Path) -> Path:
+    return copy_bundle(example_release.bundle, tmp_path)
+
+
+def _graph(statement: dict[str, Any]) -> dict[str, Any]:
+    for item in statement["predicate"]["runDetails"]["byproducts"]:
+        if item["name"] == "horon:graph":
+            return item["annotations"]  # type: ignore[no-any-return]
+    raise KeyError("horon:graph")
+
+
+def _verify(path: Path) -> tuple[CliResult, dict[str, dict[str, Any]]]:
+    result = cli("verify", path, "--json")
+    return result, {c["check"]: c for c in result.json()["checks"]}
+
+
+def test_the_example_release_bundle_verifies(example_release: BuiltExample) -> None:
+    for path in (example_release.bundle, example_release.archive):
+        result, checks = _verify(path)
+        assert result.status == 0, result.stderr
+        assert checks["graph.qa-free"]["result"] == "pass"
+        assert checks["features.advertised"]["note"] == (
+            "read from the library's .horon_abi section; agrees with the metadata recorded at "
+            "build time (probe, static-section)")
+    names = {p.name for p in example_release.bundle.iterdir()}
+    assert {"sbom.cdx.json", "THIRD-PARTY-NOTICES", "provenance.json"} <= names
+
+
+def test_a_qa_crate_inserted_into_the_recorded_graph(bundle: Path) -> None:
+    def insert(statement: dict[str, Any]) -> None:
+        graph = _graph(statement)
+        graph["packages"].append({
+            "id": "qa-mock@0.1.0", "name": "qa-mock", "version": "0.1.0", "source": "path",
+            "checksum": None, "license": "Apache-2.0", "qa_marker": False,
+            "feature_table": {}, "compiled": {"target": []}})
+        graph["edges"].append({
+            "from": graph["root"], "to": "qa-mock@0.1.0", "kinds": ["normal"],
+            "dep_key": "qa-mock", "optional": False, "default_features": True,
+            "features": []})
+
+    resign_provenance(bundle, insert)
+    result, checks = _verify(bundle)
+    assert result.status == 1
+    assert [f["code"] for c in checks.values() for f in c["findings"]] == ["graph.qa-provider"]
+    assert checks["graph.qa-free"]["findings"][0]["message"] == (
+        "crate 'qa-mock' matches QA pattern 'qa-*': horon-example → qa-mock")
+
+
+def test_a_release_bundle_without_its_graph(bundle: Path) -> None:
+    def remove(statement: dict[str, Any]) -> None:
+        run = statement["predicate"]["runDetails"]
+        run["byproducts"] = [b for b in run["byproducts"] if b["name"] != "horon:graph"]
+
+    resign_provenance(bundle, remove)
+    result, checks = _verify(bundle)
+    assert result.status == 1
+    assert [f["code"] for c in checks.values() for f in c["findings"]] == ["graph.missing"]
+
+
+def test_recorded_advertised_metadata_disagreeing_with_the_section(bundle: Path) -> None:
+    def change(statement: dict[str, Any]) -> None:
+        for item in statement["predicate"]["runDetails"]["byproducts"]:
+            if item["name"] == "horon:advertised":
+                item["annotations"]["features"] = ["clock"]
+
+    resign_provenance(bundle, change)
+    result, checks = _verify(bundle)
+    assert result.status == 1
+    codes = sorted(f["code"] for f in checks["features.advertised"]["findings"])
+    assert codes == ["abi.section-mismatch", "features.mismatch"]
+
+
+def test_archive_and_directory_read_the_same_section(example_release: BuiltExample) -> None:
+    directory = verify_path(example_release.bundle)
+    archive = verify_path(example_release.archive)
+    notes = [[c.note for c in r.checks if c.name == "features.advertised"]
+             for r in (directory, archive)]
+    assert notes[0] == notes[1]
+    assert directory.ok and archive.ok
+    manifest = json.loads((example_release.bundle / "plugin.json").read_text())
+    assert manifest["target"] == HOST

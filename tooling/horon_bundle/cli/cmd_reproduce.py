@@ -1,0 +1,61 @@
+"""`horon-bundle reproduce`: rebuild a bundle from a source checkout and compare it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from horon_bundle.cli import render
+from horon_bundle.errors import exit_status_for
+from horon_bundle.reproduce import IDENTICAL, reproduce
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "reproduce", help="rebuild a bundle from source and compare it byte for byte",
+        description="Re-run the bundle's recorded cargo invocation from a clean checkout in a "
+                    "fresh target directory (recorded toolchain and revision checked first), "
+                    "then compare the library and sidecars byte for byte and every other file "
+                    "(provenance field by field, builder id excepted). Exit 0 identical, "
+                    "1 different.")
+    parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or archive")
+    parser.add_argument("--source", type=Path, required=True, metavar="DIR",
+                        help="the plugin workspace checkout to rebuild from")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="keep the rebuilt bundle here (default: a temporary directory)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the horon.reproduce-report.v1 report on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = render.ConsoleReporter()
+    try:
+        report = reproduce(args.path, args.source, out=args.out, reporter=reporter)
+    finally:
+        reporter.close()
+    recorded, here = report.toolchain.get("recorded", {}), report.toolchain.get("here", {})
+    for key, value in recorded.items():
+        mark = "[green]=[/]" if here.get(key) == value else "[red]≠[/]"
+        render.stderr.print(f"  {mark} {key}: {escape(value)}"
+                            + ("" if here.get(key) == value else
+                               f"  (here: {escape(here.get(key, ''))})"))
+    for item in report.files:
+        mark = "[green]same[/]" if item.result == IDENTICAL else f"[red]{item.result}[/]"
+        render.stderr.print(f"  {mark} {escape(item.path)}")
+    if report.archive is not None:
+        same = report.archive["identical"]
+        render.stderr.print(f"  {'[green]same[/]' if same else '[red]different[/]'} archive "
+                            f"sha256 {report.archive['rebuilt']['sha256']}")
+    for note in report.notes:
+        reporter.note(note)
+    render.findings(report.findings)
+    verdict = ("[bold green]identical[/]" if report.identical
+               else "[bold red]different[/]" if report.built else "[bold red]not rebuilt[/]")
+    render.stderr.print(verdict)
+    if args.json:
+        render.print_json(report.to_json())
+    return exit_status_for(report.findings)

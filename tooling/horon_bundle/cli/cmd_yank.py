@@ -1,0 +1,53 @@
+"""`horon-bundle yank`: mark a published version withdrawn, keeping its bytes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from rich.markup import escape
+
+from horon_bundle.cli import render
+from horon_bundle.errors import EXIT_OK
+from horon_bundle.publish.publisher import YankRequest, yank
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "yank", help="withdraw a published version (its bytes stay; it can never be reused)",
+        description="Mark ID VERSION (one --target, or every published target) withdrawn at "
+                    "HORON_PUBLISH_DESTINATION; gated by the same two variables as publish.")
+    parser.add_argument("plugin_id", metavar="ID")
+    parser.add_argument("version", metavar="VERSION")
+    parser.add_argument("--target", help="one target (default: every published target)")
+    parser.add_argument("--reason", required=True, help="why the version is withdrawn")
+    parser.add_argument("--json", action="store_true", help="print the result on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = render.ConsoleReporter()
+    try:
+        outcome = yank(YankRequest(plugin_id=args.plugin_id, version=args.version,
+                                   target=args.target, reason=args.reason), os.environ, reporter)
+    finally:
+        reporter.close()
+    if not outcome.gate.open:
+        line = outcome.gate.skip_line("yank")
+        render.stderr.print(escape(line))
+        if args.json:
+            render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": True,
+                               "reason": line, "yanked": []})
+        return EXIT_OK
+    for result in outcome.results:
+        state = "already yanked" if result.already else "yanked"
+        render.stderr.print(f"[bold yellow]{state}[/] {result.plugin_id} {result.version} "
+                            f"{result.target}  sha256 {result.archive_sha256}")
+    if args.json:
+        render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": False,
+                           "destination": outcome.destination, "yanked": [
+                               {"id": r.plugin_id, "version": r.version, "target": r.target,
+                                "archive_sha256": r.archive_sha256, "location": r.location,
+                                "already": r.already} for r in outcome.results]})
+    return EXIT_OK

@@ -1,0 +1,61 @@
+"""Command-line options naming the expected signer and the trust root (verify, build)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from horon_bundle import codes
+from horon_bundle.errors import Refused
+from horon_bundle.signature_check import SignatureVerifier
+from horon_bundle.signer_identity import SignerIdentity, signer_identity
+from horon_bundle.sigstore_trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
+
+
+def add_signer_arguments(parser: Any, *, what: str) -> None:
+    group = parser.add_argument_group(
+        "signature", f"who must have signed {what} (checked offline against a pinned root)")
+    group.add_argument("--identity", help="the certificate identity (SAN): an e-mail or URI")
+    group.add_argument("--issuer", help="the OIDC issuer URL that vouched for --identity")
+    group.add_argument("--github-repository", metavar="OWNER/REPO",
+                       help="signed by a GitHub Actions workflow of this repository")
+    group.add_argument("--github-workflow", metavar="PATH",
+                       help="… started by this workflow file (e.g. .github/workflows/release.yml)")
+    group.add_argument("--github-ref", metavar="REF",
+                       help="… for this git ref (e.g. refs/tags/v1.2.0)")
+    roots = group.add_mutually_exclusive_group()
+    roots.add_argument("--trust-root", type=Path, metavar="FILE",
+                       help="pin this Sigstore trusted_root.json (default: the production root "
+                            "shipped with sigstore)")
+    roots.add_argument("--staging", action="store_true",
+                       help="use Sigstore's staging root shipped with sigstore")
+
+
+def identity_from_args(args: argparse.Namespace) -> SignerIdentity | None:
+    return signer_identity(identity=args.identity, issuer=args.issuer,
+                           github_repository=args.github_repository,
+                           github_workflow=args.github_workflow, github_ref=args.github_ref,
+                           where="command line")
+
+
+def trust_from_args(args: argparse.Namespace) -> TrustChoice:
+    if args.trust_root is not None:
+        return TrustChoice(PINNED, args.trust_root)
+    return TrustChoice(STAGING if args.staging else PRODUCTION)
+
+
+def record_signer_from_args(args: argparse.Namespace) -> SignatureVerifier | None:
+    """`build --require-signed-record`: the verifier for REC.sigstore.json, or None."""
+    identity = identity_from_args(args)
+    trust = trust_from_args(args)
+    if not args.require_signed_record:
+        if identity is not None or trust.kind != PRODUCTION:
+            raise Refused.one(codes.SIGNATURE_OPTIONS,
+                              "signer options given without --require-signed-record")
+        return None
+    if identity is None:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          "--require-signed-record needs the expected signer: --identity and "
+                          "--issuer, or --github-repository")
+    return SignatureVerifier(trust=load_trust(trust), identity=identity)

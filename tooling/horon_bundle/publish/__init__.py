@@ -1,0 +1,1 @@
+"""Publishing released bundles: gate, preflight, destinations, receipt (docs/publishing.md)."""

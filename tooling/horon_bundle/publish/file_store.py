@@ -1,0 +1,334 @@
+"""`file:///abs/dir`: a content-addressed directory store with a write-once index.
+
+    horon-store.json                           {"format": "horon.file-store.v1"}
+    blobs/sha256/<hex>                         every published file, named by its SHA-256
+    index/<id>/<version>/<target>.json         horon.store-entry.v1, written once
+    yanks/<id>/<version>/<target>.json         horon.yank.v1, written once
+    .tmp/                                      temp files of writers in progress
+
+Every file is written to `.tmp/`, fsynced, checked, then linked onto its final name with
+link(2), which fails when the name exists: of two publishers racing for one index entry
+exactly one wins, and the loser sees the winner's entry. Nothing is ever rewritten or deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from horon_bundle import codes
+from horon_bundle.errors import Finding, Refused
+from horon_bundle.fsutil import fsync_directory
+from horon_bundle.hashing import CHUNK, Digest, hash_bytes, hash_file
+from horon_bundle.publish.destination import (
+    ABSENT,
+    ALREADY_PUBLISHED,
+    PRESENT,
+    PUBLISHED,
+    YANKED,
+    Destination,
+    FileAddress,
+    RemoteState,
+    YankResult,
+)
+from horon_bundle.publish.release import ReleaseItem, SideFile
+from horon_bundle.strictjson import canonical_bytes, read_json
+
+STORE_FORMAT = "horon.file-store.v1"
+ENTRY_FORMAT = "horon.store-entry.v1"
+YANK_FORMAT = "horon.yank.v1"
+MARKER = "horon-store.json"
+_LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", ".tmp"])
+
+
+class FileStore(Destination):
+    def __init__(self, address: FileAddress) -> None:
+        self.address = address
+        self.root = address.root
+
+    # --- reading -------------------------------------------------------------------------
+    def _entry_path(self, plugin_id: str, version: str, target: str) -> Path:
+        return self.root / "index" / plugin_id / version / f"{target}.json"
+
+    def _yank_path(self, plugin_id: str, version: str, target: str) -> Path:
+        return self.root / "yanks" / plugin_id / version / f"{target}.json"
+
+    def blob_path(self, sha256: str) -> Path:
+        return self.root / "blobs" / "sha256" / sha256
+
+    def location(self, item: ReleaseItem) -> str:
+        return "file://" + self._entry_path(*item.key).as_posix()
+
+    def _read_document(self, path: Path) -> dict[str, Any] | None:
+        if path.is_symlink():
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{path}: a symbolic link")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror}") from None
+        try:
+            document = read_json(data, source=str(path))
+        except Refused as exc:
+            raise Refused(Finding(codes.PUBLISH_DESTINATION_STATE, f.message)
+                          for f in exc.findings) from None
+        if not isinstance(document, dict):
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{path}: not a JSON object")
+        return document
+
+    def _entry_sha256(self, path: Path, document: dict[str, Any]) -> str:
+        archive = document.get("archive")
+        sha256 = archive.get("sha256") if isinstance(archive, dict) else None
+        if document.get("format") != ENTRY_FORMAT or not isinstance(sha256, str):
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
+                              f"{path}: not a {ENTRY_FORMAT} entry with archive.sha256")
+        return sha256
+
+    def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
+        path = self._entry_path(plugin_id, version, target)
+        location = "file://" + path.as_posix()
+        yank = self._read_document(self._yank_path(plugin_id, version, target))
+        entry = self._read_document(path)
+        if yank is not None:
+            sha = self._entry_sha256(path, entry) if entry is not None else None
+            return RemoteState(status=YANKED, archive_sha256=sha, location=location)
+        if entry is None:
+            return RemoteState(status=ABSENT, location=location)
+        return RemoteState(status=PRESENT, archive_sha256=self._entry_sha256(path, entry),
+                           location=location)
+
+    def targets_of(self, plugin_id: str, version: str) -> list[str]:
+        directory = self.root / "index" / plugin_id / version
+        try:
+            names = sorted(p.name for p in directory.iterdir() if p.name.endswith(".json"))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{directory}: {exc.strerror}") from None
+        return [name[: -len(".json")] for name in names]
+
+    # --- checks --------------------------------------------------------------------------
+    def naming_findings(self, item: ReleaseItem) -> list[Finding]:
+        return []  # id, version and target grammars are all valid file names
+
+    def access_findings(self, items: list[ReleaseItem]) -> list[Finding]:
+        root = self.root
+        if root.is_symlink() or (root.exists() and not root.is_dir()):
+            return [Finding(codes.PUBLISH_DESTINATION, f"{self.display}: not a directory")]
+        if not root.is_dir():
+            return [Finding(codes.PUBLISH_UNREACHABLE,
+                            f"{self.display}: the directory does not exist (create it once, "
+                            "empty, to start a store)")]
+        try:
+            names = {p.name for p in root.iterdir()}
+        except OSError as exc:
+            return [Finding(codes.PUBLISH_UNREACHABLE, f"{self.display}: {exc.strerror}")]
+        if MARKER in names:
+            try:
+                marker = self._read_document(root / MARKER)
+            except Refused as exc:
+                return list(exc.findings)
+            if marker is None or marker.get("format") != STORE_FORMAT:
+                return [Finding(codes.PUBLISH_DESTINATION_STATE,
+                                f"{root / MARKER}: not a {STORE_FORMAT} marker")]
+        elif names - {".tmp"}:
+            return [Finding(codes.PUBLISH_DESTINATION,
+                            f"{self.display}: neither empty nor a horon store (no {MARKER})")]
+        if not os.access(root, os.W_OK | os.X_OK):
+            return [Finding(codes.PUBLISH_NOT_WRITABLE, f"{self.display}: permission denied")]
+        return []
+
+    # --- writing -------------------------------------------------------------------------
+    def _directory(self, path: Path) -> Path:
+        """Create `path` under the root, refusing a symlinked component."""
+        current = self.root
+        for part in path.relative_to(self.root).parts:
+            current = current / part
+            if current.is_symlink():
+                raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
+                                  f"{current}: a symbolic link inside the store")
+            try:
+                current.mkdir(mode=0o755, exist_ok=True)
+            except OSError as exc:
+                raise _write_error(current, exc) from None
+        return path
+
+    @contextlib.contextmanager
+    def _temp(self) -> Iterator[tuple[int, Path]]:
+        directory = self._directory(self.root / ".tmp")
+        try:
+            handle, name = tempfile.mkstemp(prefix="w-", dir=directory)
+        except OSError as exc:
+            raise _write_error(directory, exc) from None
+        temp = Path(name)
+        try:
+            yield handle, temp
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(handle)
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+
+    def _link_new(self, temp: Path, final: Path) -> bool:
+        """Link `temp` onto `final`; False when `final` already exists (nothing changed)."""
+        self._directory(final.parent)
+        try:
+            os.link(temp, final)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise _write_error(final, exc) from None
+        fsync_directory(final.parent)
+        return True
+
+    def _write_bytes_once(self, final: Path, data: bytes) -> bool:
+        with self._temp() as (handle, temp):
+            try:
+                _write_all(handle, data)
+                os.fsync(handle)
+                temp.chmod(0o444)
+            except OSError as exc:
+                raise _write_error(temp, exc) from None
+            return self._link_new(temp, final)
+
+    def _check_blob(self, path: Path, expected: Digest) -> None:
+        try:
+            actual = hash_file(path)
+        except OSError as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror}") from None
+        if actual != expected:
+            raise Refused.one(codes.PUBLISH_INTEGRITY,
+                              f"{path}: holds sha256 {actual.sha256} ({actual.size} bytes), "
+                              f"expected {expected.sha256} ({expected.size} bytes)")
+
+    def _put_blob_bytes(self, data: bytes) -> Path:
+        digest = hash_bytes(data)
+        final = self.blob_path(digest.sha256)
+        self._write_bytes_once(final, data)
+        self._check_blob(final, digest)
+        return final
+
+    def _put_blob_file(self, source: Path, expected: Digest) -> Path:
+        final = self.blob_path(expected.sha256)
+        if not final.exists():
+            with self._temp() as (handle, temp):
+                actual = _copy_into(source, handle, temp)
+                if actual != expected:
+                    raise Refused.one(codes.PUBLISH_INTEGRITY,
+                                      f"{source.name}: sha256 {actual.sha256} now, "
+                                      f"{expected.sha256} when checked; nothing was published")
+                self._link_new(temp, final)
+        self._check_blob(final, expected)
+        return final
+
+    def _ensure_marker(self) -> None:
+        if not (self.root / MARKER).exists():
+            self._write_bytes_once(self.root / MARKER, canonical_bytes({"format": STORE_FORMAT}))
+
+    def upload(self, item: ReleaseItem) -> dict[str, str]:
+        self._ensure_marker()
+        archive = self._put_blob_file(item.archive, item.digest)
+        self._put_blob_bytes(item.manifest_bytes)
+        for side in item.side_files:
+            self._put_blob_bytes(side.data)
+        return {"blob": "file://" + archive.as_posix()}
+
+    def _entry(self, item: ReleaseItem) -> dict[str, Any]:
+        def side(file: SideFile | None) -> dict[str, Any] | None:
+            if file is None:
+                return None
+            return {"name": file.name, "sha256": file.digest.sha256, "size": file.digest.size,
+                    "media_type": file.media_type}
+
+        manifest = hash_bytes(item.manifest_bytes)
+        plugin_id, version, target = item.key
+        return {
+            "format": ENTRY_FORMAT, "id": plugin_id, "version": version, "target": target,
+            "archive": {"name": item.archive.name, "sha256": item.digest.sha256,
+                        "size": item.digest.size},
+            "plugin_json": {"sha256": manifest.sha256, "size": manifest.size},
+            "signature": side(item.signature), "build_record": side(item.build_record),
+        }
+
+    def commit(self, item: ReleaseItem) -> str:
+        plugin_id, version, target = item.key
+        if self._yank_path(plugin_id, version, target).exists():
+            raise Refused.one(codes.PUBLISH_YANKED, f"{item.label}: was yanked and can never "
+                                                    "be reused")
+        path = self._entry_path(plugin_id, version, target)
+        if self._write_bytes_once(path, canonical_bytes(self._entry(item))):
+            return PUBLISHED
+        existing = self._read_document(path)
+        sha = self._entry_sha256(path, existing) if existing is not None else None
+        if sha == item.digest.sha256:
+            return ALREADY_PUBLISHED
+        raise Refused.one(codes.PUBLISH_CONFLICT,
+                          f"{item.label}: {path} holds archive sha256 {sha}, this release has "
+                          f"{item.digest.sha256} (another publisher won)")
+
+    def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
+        state = self.state(plugin_id, version, target)
+        if state.archive_sha256 is None:
+            raise Refused.one(codes.YANK_NOT_PUBLISHED,
+                              f"{plugin_id} {version} {target}: not published in {self.display}")
+        record = {"format": YANK_FORMAT, "id": plugin_id, "version": version, "target": target,
+                  "archive_sha256": state.archive_sha256, "reason": reason,
+                  "yanked_at": _now()}
+        written = (state.status != YANKED and self._write_bytes_once(
+            self._yank_path(plugin_id, version, target), canonical_bytes(record)))
+        return YankResult(plugin_id=plugin_id, version=version, target=target,
+                          archive_sha256=state.archive_sha256, location=state.location,
+                          already=not written)
+
+
+def _write_all(handle: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
+def _copy_into(source: Path, handle: int, temp: Path) -> Digest:
+    hasher = hashlib.sha256()
+    size = 0
+    try:
+        reader = source.open("rb")
+    except OSError as exc:
+        raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
+    with reader:
+        while True:
+            try:
+                chunk = reader.read(CHUNK)
+            except OSError as exc:
+                raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
+            if not chunk:
+                break
+            hasher.update(chunk)
+            size += len(chunk)
+            try:
+                _write_all(handle, chunk)
+            except OSError as exc:
+                raise _write_error(temp, exc) from None
+    try:
+        os.fsync(handle)
+        temp.chmod(0o444)
+    except OSError as exc:
+        raise _write_error(temp, exc) from None
+    return Digest(hasher.hexdigest(), size)
+
+
+def _write_error(path: Path, exc: OSError) -> Refused:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return Refused.one(codes.PUBLISH_NOT_WRITABLE, f"{path}: {exc.strerror}")
+    return Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror or exc}")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,155 @@
+"""The OCI layout of a published bundle: repository, tag, media types, manifest, annotations.
+
+Pure functions, no I/O: docs/publishing.md describes the same layout for other tools.
+
+- repository `<namespace>/<id>`, one per plugin id;
+- tag `<version with + as _>__<target>` (injective: a semver has no `_` and at most one
+  `+`, never last, so the first `__` in a tag is the separator);
+- an OCI image manifest with `artifactType` application/vnd.horon.plugin.bundle.v1, the
+  bundle's plugin.json as its config blob, and layers: the archive, then its Sigstore bundle
+  and its build record when present;
+- a yank is a second manifest tagged `yanked.<tag>` whose `subject` is the yanked manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from horon_bundle.hashing import Digest, hash_bytes
+from horon_bundle.manifest import Manifest
+from horon_bundle.publish.destination import OCI_COMPONENT
+from horon_bundle.publish.release import (
+    ARCHIVE_MEDIA_TYPE,
+    CONFIG_MEDIA_TYPE,
+    ReleaseItem,
+    SideFile,
+)
+
+MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+ARTIFACT_TYPE = "application/vnd.horon.plugin.bundle.v1"
+YANK_ARTIFACT_TYPE = "application/vnd.horon.plugin.yank.v1"
+YANK_CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.yank.v1+json"
+EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
+EMPTY_BLOB = b"{}"
+TITLE = "org.opencontainers.image.title"
+VERSION = "org.opencontainers.image.version"
+LICENSES = "org.opencontainers.image.licenses"
+PREFIX = "dev.horon.plugin."
+
+TAG = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$")
+YANK_PREFIX = "yanked."
+MAX_TAG = 128 - len(YANK_PREFIX)  # so that the yank tag of every tag is a tag too
+SEPARATOR = "__"
+
+
+def repository(namespace: str, plugin_id: str) -> str:
+    return f"{namespace}/{plugin_id}"
+
+
+def version_tag(version: str, target: str) -> str:
+    return version.replace("+", "_") + SEPARATOR + target
+
+
+def parse_version_tag(tag: str) -> tuple[str, str] | None:
+    """The inverse of `version_tag` (None for a tag it never produces)."""
+    version, sep, target = tag.partition(SEPARATOR)
+    if not sep or tag.startswith(YANK_PREFIX):
+        return None
+    return version.replace("_", "+"), target
+
+
+def yank_tag(tag: str) -> str:
+    return YANK_PREFIX + tag
+
+
+def naming_problem(plugin_id: str, version: str, target: str) -> str | None:
+    if not OCI_COMPONENT.match(plugin_id):
+        return f"plugin id {plugin_id!r} is not a valid repository name component"
+    tag = version_tag(version, target)
+    if len(tag) > MAX_TAG:
+        return f"tag {tag!r} is {len(tag)} characters, at most {MAX_TAG} fit"
+    if not TAG.match(tag):
+        return f"tag {tag!r} is not a valid OCI tag"
+    return None
+
+
+def encode(document: dict[str, Any]) -> bytes:
+    """Manifests are written compact with sorted keys: their digest is a pure function."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True).encode("ascii")
+
+
+def descriptor(media_type: str, digest: Digest, title: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"mediaType": media_type, "digest": "sha256:" + digest.sha256,
+                              "size": digest.size}
+    if title is not None:
+        result["annotations"] = {TITLE: title}
+    return result
+
+
+def plugin_annotations(manifest: Manifest, archive: Digest) -> dict[str, str]:
+    """plugin.json's fields as manifest annotations (strings; lists comma-joined)."""
+    return {
+        TITLE: f"{manifest.id}-{manifest.version}-{manifest.target}",
+        VERSION: manifest.version,
+        LICENSES: manifest.license.spdx,
+        PREFIX + "format": "horon.plugin.v1",
+        PREFIX + "id": manifest.id,
+        PREFIX + "name": manifest.name,
+        PREFIX + "version": manifest.version,
+        PREFIX + "target": manifest.target,
+        PREFIX + "profile": manifest.profile,
+        PREFIX + "channel": manifest.channel,
+        PREFIX + "abi": f"{manifest.abi_major}.{manifest.abi_minor}",
+        PREFIX + "wire-schema": manifest.wire_schema,
+        PREFIX + "features": ",".join(manifest.features),
+        PREFIX + "library.sha256": manifest.library.sha256,
+        PREFIX + "archive.sha256": archive.sha256,
+    }
+
+
+def layers(item: ReleaseItem) -> list[tuple[str, Digest, str]]:
+    """(media type, digest, title) of each layer, in manifest order."""
+    result = [(ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)]
+    side: SideFile
+    for side in item.side_files:
+        result.append((side.media_type, side.digest, side.name))
+    return result
+
+
+def bundle_manifest(item: ReleaseItem) -> bytes:
+    document = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": ARTIFACT_TYPE,
+        "config": descriptor(CONFIG_MEDIA_TYPE, hash_bytes(item.manifest_bytes)),
+        "layers": [descriptor(media, digest, title) for media, digest, title in layers(item)],
+        "annotations": plugin_annotations(item.manifest, item.digest),
+    }
+    return encode(document)
+
+
+def archive_sha256(document: object) -> str | None:
+    """The archive digest a bundle manifest read back from a registry names (None: not ours)."""
+    if not isinstance(document, dict) or document.get("artifactType") != ARTIFACT_TYPE:
+        return None
+    found = [layer.get("digest") for layer in document.get("layers") or []
+             if isinstance(layer, dict) and layer.get("mediaType") == ARCHIVE_MEDIA_TYPE]
+    if len(found) != 1 or not isinstance(found[0], str) or not found[0].startswith("sha256:"):
+        return None
+    return found[0][len("sha256:"):]
+
+
+def yank_manifest(subject: bytes, record: bytes, reason: str) -> bytes:
+    document = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": YANK_ARTIFACT_TYPE,
+        "config": descriptor(YANK_CONFIG_MEDIA_TYPE, hash_bytes(record)),
+        "layers": [descriptor(EMPTY_MEDIA_TYPE, hash_bytes(EMPTY_BLOB))],
+        "subject": descriptor(MANIFEST_MEDIA_TYPE, hash_bytes(subject)),
+        "annotations": {PREFIX + "yank.reason": reason},
+    }
+    return encode(document)

@@ -1,0 +1,176 @@
+"""`oci://host[:port]/namespace`: bundles as OCI artifacts, one repository per plugin id.
+
+Blobs (plugin.json as config, the archive, its signature and build record) are pushed first
+and read back by digest; the tag is written last, so a half-finished publish shows nothing
+under the version's name. A registry has no conditional write: the tag is checked before
+and after writing, which detects a conflicting publisher but cannot prevent the last write
+of two simultaneous ones from winning (docs/publishing.md).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Mapping
+
+from horon_bundle import codes
+from horon_bundle.errors import Finding, Refused
+from horon_bundle.hashing import hash_bytes
+from horon_bundle.publish import oci_layout
+from horon_bundle.publish.destination import (
+    ABSENT,
+    ALREADY_PUBLISHED,
+    PRESENT,
+    PUBLISHED,
+    YANKED,
+    Destination,
+    OciAddress,
+    RemoteState,
+    YankResult,
+)
+from horon_bundle.publish.file_store import YANK_FORMAT
+from horon_bundle.publish.oci_client import RegistryClient
+from horon_bundle.publish.release import ReleaseItem
+from horon_bundle.strictjson import canonical_bytes, read_json
+
+
+class OciRegistry(Destination):
+    def __init__(self, address: OciAddress, environ: Mapping[str, str] | None = None) -> None:
+        self.address = address
+        self.oci = address
+        self._environ = dict(os.environ if environ is None else environ)
+        self._client: RegistryClient | None = None
+
+    @property
+    def client(self) -> RegistryClient:
+        if self._client is None:
+            self._client = RegistryClient(self.oci, self._environ)
+        return self._client
+
+    def _names(self, plugin_id: str, version: str, target: str) -> tuple[str, str]:
+        return (oci_layout.repository(self.oci.namespace, plugin_id),
+                oci_layout.version_tag(version, target))
+
+    def _reference(self, plugin_id: str, version: str, target: str) -> str:
+        repository, tag = self._names(plugin_id, version, target)
+        return f"oci://{self.oci.registry}/{repository}:{tag}"
+
+    def location(self, item: ReleaseItem) -> str:
+        return self._reference(*item.key)
+
+    # --- checks --------------------------------------------------------------------------
+    def naming_findings(self, item: ReleaseItem) -> list[Finding]:
+        problem = oci_layout.naming_problem(*item.key)
+        return [] if problem is None else [Finding(codes.PUBLISH_NAME, f"{item.label}: {problem}")]
+
+    def access_findings(self, items: list[ReleaseItem]) -> list[Finding]:
+        findings = self.client.ping()
+        if findings:
+            return findings
+        repositories = sorted({oci_layout.repository(self.oci.namespace, item.manifest.id)
+                               for item in items})
+        for repository in repositories:
+            findings.extend(self.client.check_push(repository))
+            if findings:
+                break
+        return findings
+
+    def _archive_sha256(self, data: bytes, where: str) -> str | None:
+        try:
+            return oci_layout.archive_sha256(read_json(data, source=where,
+                                                       max_bytes=len(data) + 1))
+        except Refused:
+            return None
+
+    def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
+        repository, tag = self._names(plugin_id, version, target)
+        location = self._reference(plugin_id, version, target)
+        manifest = self.client.get_manifest(repository, tag)
+        sha = None if manifest is None else self._archive_sha256(manifest, location)
+        if self.client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
+            return RemoteState(status=YANKED, archive_sha256=sha, location=location)
+        if manifest is None:
+            return RemoteState(status=ABSENT, location=location)
+        return RemoteState(status=PRESENT, archive_sha256=sha, location=location)
+
+    def targets_of(self, plugin_id: str, version: str) -> list[str]:
+        repository = oci_layout.repository(self.oci.namespace, plugin_id)
+        found = []
+        for tag in self.client.tags(repository):
+            parsed = oci_layout.parse_version_tag(tag)
+            if parsed is not None and parsed[0] == version:
+                found.append(parsed[1])
+        return sorted(found)
+
+    # --- writing -------------------------------------------------------------------------
+    def upload(self, item: ReleaseItem) -> dict[str, str]:
+        repository, _tag = self._names(*item.key)
+        client = self.client
+        client.push_blob(repository, item.manifest_bytes)
+        try:
+            data = item.archive.read_bytes()
+        except OSError as exc:
+            raise Refused.one(codes.INPUT_UNREADABLE, f"{item.archive}: {exc.strerror}") from None
+        if hash_bytes(data) != item.digest:
+            raise Refused.one(codes.PUBLISH_INTEGRITY, f"{item.archive.name}: changed since it "
+                                                       "was checked; nothing was published")
+        client.push_blob(repository, data)
+        for side in item.side_files:
+            client.push_blob(repository, side.data)
+        manifest = oci_layout.bundle_manifest(item)
+        return {"manifest": "sha256:" + hash_bytes(manifest).sha256}
+
+    def _conflict(self, item: ReleaseItem, held: str | None, when: str) -> Refused:
+        what = f"archive sha256 {held}" if held else "an artifact that is not a horon bundle"
+        return Refused.one(codes.PUBLISH_CONFLICT, f"{item.label}: {self.location(item)} holds "
+                                                   f"{what} {when}; this release has "
+                                                   f"{item.digest.sha256}")
+
+    def commit(self, item: ReleaseItem) -> str:
+        repository, tag = self._names(*item.key)
+        client = self.client
+        if client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
+            raise Refused.one(codes.PUBLISH_YANKED, f"{item.label}: was yanked and can never "
+                                                    "be reused")
+        manifest = oci_layout.bundle_manifest(item)
+        before = client.get_manifest(repository, tag)
+        if before is not None:
+            held = self._archive_sha256(before, self.location(item))
+            if held == item.digest.sha256:
+                return ALREADY_PUBLISHED
+            raise self._conflict(item, held, "(checked before writing)")
+        client.put_manifest(repository, tag, manifest)
+        after = client.get_manifest(repository, tag)
+        if after != manifest:
+            held = None if after is None else self._archive_sha256(after, self.location(item))
+            if held == item.digest.sha256:
+                return ALREADY_PUBLISHED
+            raise self._conflict(item, held, "(another publisher wrote the tag concurrently)")
+        return PUBLISHED
+
+    def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
+        repository, tag = self._names(plugin_id, version, target)
+        location = self._reference(plugin_id, version, target)
+        client = self.client
+        manifest = client.get_manifest(repository, tag)
+        if manifest is None:
+            raise Refused.one(codes.YANK_NOT_PUBLISHED,
+                              f"{plugin_id} {version} {target}: not published in {self.display}")
+        held = self._archive_sha256(manifest, location)
+        if held is None:
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
+                              f"{location}: not a horon bundle; nothing yanked")
+        already = client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None
+        if not already:
+            record = canonical_bytes({
+                "format": YANK_FORMAT, "id": plugin_id, "version": version, "target": target,
+                "archive_sha256": held, "reason": reason,
+                "manifest": "sha256:" + hash_bytes(manifest).sha256,
+                "yanked_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds")})
+            client.push_blob(repository, record)
+            client.push_blob(repository, oci_layout.EMPTY_BLOB)
+            client.put_manifest(repository, oci_layout.yank_tag(tag),
+                                oci_layout.yank_manifest(manifest, record, reason))
+        return YankResult(plugin_id=plugin_id, version=version, target=target,
+                          archive_sha256=held, location=location, already=already)

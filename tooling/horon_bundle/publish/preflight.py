@@ -1,0 +1,173 @@
+"""Everything publish checks before the first byte is uploaded, for every archive at once.
+
+Each archive is fully verified (`verify.verify_path`) and must be a release bundle whose every
+claim was checked (graph present and QA-free, compiled = claimed, advertised = claimed,
+evidence bound); the files beside it must describe it; its signature must verify when one is
+required. The destination must be reachable and writable, and every id/version/target must be
+absent there or hold exactly these archive bytes. All findings are collected; one is enough
+for nothing to be uploaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from horon_bundle import codes
+from horon_bundle.build import bundle_name
+from horon_bundle.bundle_source import open_bundle
+from horon_bundle.declaration import DECLARATION_NAME, load_declaration
+from horon_bundle.errors import Finding, Findings, Refused
+from horon_bundle.hashing import hash_bytes, hash_file
+from horon_bundle.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
+from horon_bundle.publish.release import (
+    SIGNATURE_SUFFIX,
+    ReleaseItem,
+    digest_file_findings,
+    find_archives,
+    read_build_record,
+    read_signature,
+)
+from horon_bundle.publish.signature import VerifierFactory, signature_findings
+from horon_bundle.reporter import Reporter
+from horon_bundle.verify import PASS, verify_path
+
+# verify checks whose pass publication requires (a skip is not good enough here)
+REQUIRED_CHECKS = (
+    "manifest.strict", "integrity.declared", "integrity.sha256sums", "provenance.schema",
+    "provenance.binding", "evidence", "graph.present", "graph.qa-free", "features.compiled",
+    "features.advertised",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishRequest:
+    dist_dir: Path
+    dry_run: bool = False
+    signature_verifier: VerifierFactory | None = None  # set: every archive must be signed
+    workspaces: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedItem:
+    item: ReleaseItem
+    state: RemoteState
+    location: str
+
+
+def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
+    """Verify one archive and the files beside it; the item is None when it cannot be used."""
+    findings = Findings()
+    try:
+        before = hash_file(path)
+    except OSError as exc:
+        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
+    report = verify_path(path)
+    findings.extend(report.findings)
+    manifest = report.manifest
+    if manifest is None:
+        return None, list(findings)
+    where = path.name
+    if manifest.channel != "release":
+        findings.add(codes.PUBLISH_CHANNEL, f"{where}: channel {manifest.channel!r}; only release "
+                                            "bundles are published")
+    expected = bundle_name(manifest.id, manifest.version, manifest.target, manifest.channel)
+    if path.name != expected + ".zip":
+        findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: plugin.json names it {expected}.zip")
+    if report.ok:
+        results = {check.name: check for check in report.checks}
+        for name in REQUIRED_CHECKS:
+            check = results.get(name)
+            if check is None or check.status != PASS:
+                why = "not run" if check is None else (check.note or check.status)
+                findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
+    findings.extend(digest_file_findings(path, before))
+    build_record = read_build_record(path, before, findings)
+    signature = read_signature(path, findings)
+    if verifier is not None:
+        findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
+                                           verifier))
+    manifest_bytes = b""
+    try:
+        with open_bundle(path) as source:
+            manifest_bytes = source.read_small(MANIFEST_NAME, MAX_MANIFEST_BYTES)
+    except (Refused, OSError, KeyError):
+        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: plugin.json could not be read again")
+    verified = report.digests.get(MANIFEST_NAME)
+    try:
+        after = hash_file(path)
+    except OSError as exc:
+        return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
+    if after != before or verified is None or hash_bytes(manifest_bytes) != verified:
+        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
+    item = ReleaseItem(archive=path, digest=before, manifest=manifest,
+                       manifest_bytes=manifest_bytes, signature=signature,
+                       build_record=build_record)
+    return item, list(findings)
+
+
+def declaration_findings(request: PublishRequest) -> list[Finding]:
+    """A horon-release.toml beside the release, in the working directory or in a --workspace
+    must still say `destination = "unconfigured"` (and be valid): the destination comes only
+    from HORON_PUBLISH_DESTINATION."""
+    findings: list[Finding] = []
+    seen: set[Path] = set()
+    for directory in (request.dist_dir, Path.cwd(), *request.workspaces):
+        declaration = (directory / DECLARATION_NAME).resolve()
+        if declaration in seen or not declaration.is_file():
+            continue
+        seen.add(declaration)
+        try:
+            load_declaration(declaration.parent)
+        except Refused as exc:
+            findings.extend(Finding(f.code, f"{declaration}: {f.message}", f.hint)
+                            for f in exc.findings)
+    return findings
+
+
+def state_findings(item: ReleaseItem, state: RemoteState) -> list[Finding]:
+    if state.status == PRESENT and state.archive_sha256 != item.digest.sha256:
+        held = (f"archive sha256 {state.archive_sha256}" if state.archive_sha256
+                else "an artifact that is not a horon bundle")
+        return [Finding(codes.PUBLISH_CONFLICT, f"{item.label}: {state.location} holds {held}, "
+                                                f"this release has {item.digest.sha256}")]
+    if state.status == YANKED:
+        return [Finding(codes.PUBLISH_YANKED, f"{item.label}: {state.location} was yanked "
+                                              "and can never be reused")]
+    return []
+
+
+def preflight(request: PublishRequest, destination: Destination,
+              reporter: Reporter) -> list[PlannedItem]:
+    """Check everything; return the plan in publishing order, or raise listing every reason."""
+    findings = Findings()
+    findings.extend(declaration_findings(request))
+    items: list[ReleaseItem] = []
+    archives = find_archives(request.dist_dir)
+    verifier = request.signature_verifier() if request.signature_verifier else None
+    for archive in archives:
+        reporter.detail(f"verifying {archive.name}")
+        item, problems = check_archive(archive, verifier)
+        findings.extend(problems)
+        if item is not None:
+            items.append(item)
+    items.sort(key=lambda i: tuple(part.encode("utf-8") for part in i.key))
+    nameable = []
+    for item in items:
+        naming = destination.naming_findings(item)
+        findings.extend(naming)
+        if not naming:
+            nameable.append(item)
+    reporter.step(f"checking {destination.display}")
+    access = destination.access_findings(nameable)
+    findings.extend(access)
+    plan: list[PlannedItem] = []
+    if not access:
+        for item in nameable:
+            state = destination.state(*item.key)
+            findings.extend(state_findings(item, state))
+            plan.append(PlannedItem(item=item, state=state, location=destination.location(item)))
+    findings.raise_if_any()
+    return plan

@@ -1,0 +1,152 @@
+"""A release as publish sees it: the archives of one directory and the files beside them.
+
+`DIST_DIR` is the directory `horon-bundle build --out` wrote. Publish takes every top-level
+`*.zip` in it (dot files excluded; bundle directories and other files are ignored) and,
+beside each archive, the optional `<archive>.sha256`, `<archive>.build.json` and
+`<archive>.sigstore.json`. Side files are small and read once: the bytes checked are the
+bytes uploaded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from horon_bundle import codes
+from horon_bundle.build import BUILD_RECORD_FORMAT
+from horon_bundle.errors import Finding, Findings, Refused
+from horon_bundle.hashing import Digest, hash_bytes
+from horon_bundle.manifest import Manifest
+from horon_bundle.strictjson import read_json
+
+SIGNATURE_SUFFIX = ".sigstore.json"
+BUILD_RECORD_SUFFIX = ".build.json"
+DIGEST_SUFFIX = ".sha256"
+RECEIPT_NAME = "publish-receipt.json"
+MAX_SIDE_FILE_BYTES = 4 << 20
+SIGSTORE_MEDIA_TYPE = re.compile(r"^application/vnd\.dev\.sigstore\.bundle(?:\.v[0-9.]+)?\+json"
+                                 r"(?:;version=[0-9.]+)?$")
+BUILD_RECORD_MEDIA_TYPE = "application/vnd.horon.build-run.v1+json"
+ARCHIVE_MEDIA_TYPE = "application/vnd.horon.plugin.archive.v1+zip"
+CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.config.v1+json"  # plugin.json
+
+ROLE_ARCHIVE, ROLE_SIGNATURE, ROLE_BUILD_RECORD, ROLE_MANIFEST = (
+    "archive", "signature", "build-record", "plugin.json")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SideFile:
+    role: str
+    name: str
+    data: bytes
+    digest: Digest
+    media_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseItem:
+    """One verified archive with everything published alongside it."""
+
+    archive: Path
+    digest: Digest
+    manifest: Manifest
+    manifest_bytes: bytes
+    signature: SideFile | None
+    build_record: SideFile | None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.manifest.id, self.manifest.version, self.manifest.target)
+
+    @property
+    def label(self) -> str:
+        return f"{self.manifest.id} {self.manifest.version} {self.manifest.target}"
+
+    @property
+    def side_files(self) -> tuple[SideFile, ...]:
+        return tuple(f for f in (self.signature, self.build_record) if f is not None)
+
+
+def find_archives(dist_dir: Path) -> list[Path]:
+    """The release's archives in byte order of their names; refused when there are none."""
+    if not dist_dir.is_dir():
+        raise Refused.one(codes.PUBLISH_NOTHING, f"{dist_dir}: not a directory")
+    archives = sorted((p for p in dist_dir.iterdir()
+                       if p.name.endswith(".zip") and not p.name.startswith(".")),
+                      key=lambda p: p.name.encode("utf-8"))
+    if not archives:
+        raise Refused.one(codes.PUBLISH_NOTHING, f"{dist_dir}: no *.zip archive to publish")
+    return archives
+
+
+def _read_side(path: Path, findings: Findings) -> bytes | None:
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        findings.add(codes.PUBLISH_SIDE_FILE, f"{path.name}: not a regular file")
+        return None
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_SIDE_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        findings.add(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")
+        return None
+    if len(data) > MAX_SIDE_FILE_BYTES:
+        findings.add(codes.PUBLISH_SIDE_FILE, f"{path.name}: larger than {MAX_SIDE_FILE_BYTES} "
+                                              "bytes")
+        return None
+    return data
+
+
+def digest_file_findings(archive: Path, digest: Digest) -> list[Finding]:
+    """`<archive>.sha256`, when present, must be `<hex>  <name>\\n` for exactly this archive."""
+    findings = Findings()
+    data = _read_side(archive.with_name(archive.name + DIGEST_SUFFIX), findings)
+    if data is not None and data != f"{digest.sha256}  {archive.name}\n".encode():
+        findings.add(codes.PUBLISH_SIDE_FILE,
+                     f"{archive.name}{DIGEST_SUFFIX}: does not state sha256 {digest.sha256} "
+                     f"for {archive.name}")
+    return list(findings)
+
+
+def read_build_record(archive: Path, digest: Digest, findings: Findings) -> SideFile | None:
+    name = archive.name + BUILD_RECORD_SUFFIX
+    data = _read_side(archive.with_name(name), findings)
+    if data is None:
+        return None
+    try:
+        document = read_json(data, source=name, max_bytes=MAX_SIDE_FILE_BYTES)
+    except Refused as exc:
+        findings.extend(exc.findings)
+        return None
+    bound = document.get("archive") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or document.get("format") != BUILD_RECORD_FORMAT:
+        findings.add(codes.PUBLISH_SIDE_FILE, f"{name}: not a {BUILD_RECORD_FORMAT} document")
+        return None
+    if bound != {"name": archive.name, "sha256": digest.sha256}:
+        findings.add(codes.PUBLISH_SIDE_FILE,
+                     f"{name}: archive is not {{name: {archive.name}, sha256: {digest.sha256}}}")
+        return None
+    return SideFile(role=ROLE_BUILD_RECORD, name=name, data=data, digest=hash_bytes(data),
+                    media_type=BUILD_RECORD_MEDIA_TYPE)
+
+
+def read_signature(archive: Path, findings: Findings) -> SideFile | None:
+    """The Sigstore bundle beside the archive, structurally checked (verified elsewhere)."""
+    name = archive.name + SIGNATURE_SUFFIX
+    data = _read_side(archive.with_name(name), findings)
+    if data is None:
+        return None
+    try:
+        document = read_json(data, source=name, max_bytes=MAX_SIDE_FILE_BYTES)
+    except Refused as exc:
+        findings.extend(exc.findings)
+        return None
+    media_type = document.get("mediaType") if isinstance(document, dict) else None
+    if not isinstance(media_type, str) or not SIGSTORE_MEDIA_TYPE.match(media_type):
+        findings.add(codes.PUBLISH_SIDE_FILE,
+                     f"{name}: not a Sigstore bundle (mediaType {str(media_type)[:60]!r})")
+        return None
+    return SideFile(role=ROLE_SIGNATURE, name=name, data=data, digest=hash_bytes(data),
+                    media_type=media_type.split(";", 1)[0])
