@@ -42,7 +42,7 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff and mypy --strict over tooling/, tests/ and this file."""
     session.install(".[test]", "ruff", "mypy")
-    session.run("ruff", "check", "tooling", "tests", "noxfile.py")
+    session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
 
 

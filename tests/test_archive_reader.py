@@ -159,11 +159,14 @@ def test_entry_with_more_bytes_than_declared(tmp_path: Path) -> None:
     path = tmp_path / "short.zip"
     path.write_bytes(bytes(data))
     archive, entries = validate_archive(path)
-    with archive, archive_reader.LimitedEntry(archive, entries["plugin.json"],
-                                              path.name) as stream, \
-            pytest.raises(Refused) as caught:
-        while stream.read(16):
-            pass
+    def drain() -> None:
+        with archive, archive_reader.LimitedEntry(archive, entries["plugin.json"],
+                                                  path.name) as stream:
+            while stream.read(16):
+                pass
+
+    with pytest.raises(Refused) as caught:
+        drain()
     assert caught.value.codes()[0] in ("archive.limit", "archive.format")
 
 

@@ -8,6 +8,8 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BuiltExample
 from tests.helpers import HOST, TEMPLATE, assert_refused, cli, copy_workspace, tree_snapshot
 
@@ -204,3 +206,19 @@ def test_declared_sidecar_is_bundled_and_bound(tmp_path: Path, cargo_target_dir:
     assert cli("verify", out / f"example-0.1.0-{HOST}.zip").status == 0
     sidecar.chmod(0o644)
     assert "layout.mode" in cli("verify", bundle).codes
+
+
+@pytest.mark.parametrize(("declared", "code"), [
+    ('\n[[plugin.sidecar]]\nname = "ghost"\nsource = "helpers/ghost"\n', "sidecar.invalid"),
+    ("", "declaration.value"),
+])
+def test_missing_declared_file_refused_before_building(tmp_path: Path, declared: str,
+                                                       code: str) -> None:
+    workspace = copy_workspace(TEMPLATE, tmp_path / "plugin")
+    declaration = workspace / "horon-release.toml"
+    declaration.write_text(declaration.read_text() + declared)
+    if not declared:
+        (workspace / "LICENSE").unlink()
+    out = tmp_path / "dist"
+    assert_refused(cli("build", workspace, "--out", out), code)
+    assert tree_snapshot(out) == {}

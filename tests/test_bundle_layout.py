@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -35,8 +36,6 @@ def _refused(bundle: Path, code: str) -> None:
 
 
 def _append_listing(bundle: Path, path: str) -> None:
-    import hashlib
-
     sums = bundle / "SHA256SUMS"
     lines = sums.read_text().splitlines()
     lines.append(f"{hashlib.sha256((bundle / path).read_bytes()).hexdigest()}  {path}")

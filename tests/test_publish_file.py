@@ -16,8 +16,12 @@ from horon_bundle.publish.destination import ABSENT, PUBLISHED, FileAddress
 from horon_bundle.publish.file_store import FileStore
 from horon_bundle.publish.preflight import check_archive
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
-from tests.publish_support import Releases, make_dist, publish_env
-from tests.publish_support import releases_fixture as releases_fixture  # noqa: F401 - fixture
+from tests.publish_support import (
+    Releases,
+    make_dist,
+    publish_env,
+    releases_fixture,  # noqa: F401 - pytest fixture
+)
 
 KEY = ("example", "0.1.0", HOST)
 
@@ -241,7 +245,7 @@ def test_two_concurrent_publishers_exactly_one_wins(tmp_path: Path,
     dists = [make_dist(tmp_path / "a", releases.example),
              make_dist(tmp_path / "b", releases.example_other_bytes)]
     env = {**publish_env(url), "COLUMNS": "200"}
-    processes = [subprocess.Popen(  # noqa: S603 - our own CLI
+    processes = [subprocess.Popen(
         [sys.executable, "-m", "horon_bundle", "publish", str(dist)],
         env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for dist in dists]
@@ -259,3 +263,30 @@ def test_two_concurrent_publishers_exactly_one_wins(tmp_path: Path,
     winning_sha = _sha(dists[winner] / releases.example.name)
     entry = json.loads((store / "index" / "example" / "0.1.0" / f"{HOST}.json").read_text())
     assert entry["archive"]["sha256"] == winning_sha
+
+
+SIGSTORE_TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "sigstore"
+STAGING_SIGNER = ("--staging", "--identity", "william@yossarian.net",
+                  "--issuer", "https://github.com/login/oauth")
+
+
+def test_required_signatures_are_checked_before_anything_is_written(
+        tmp_path: Path, releases: Releases) -> None:
+    dist = make_dist(tmp_path / "dist", releases.example)
+    store, url = _store(tmp_path)
+    assert_refused(cli("publish", dist, "--require-signature", env=publish_env(url)),
+                   "signature.options", status=2)
+    assert_refused(cli("publish", dist, *STAGING_SIGNER, env=publish_env(url)),
+                   "signature.options", status=2)
+    missing = cli("publish", dist, "--require-signature", *STAGING_SIGNER,
+                  env=publish_env(url))
+    assert_refused(missing, "signature.missing")
+    # a real Sigstore bundle, valid for another file: refused as not signing this archive
+    bundle = SIGSTORE_TESTDATA / "bundle_v3.txt.sigstore"
+    if not bundle.is_file():
+        pytest.skip(f"{bundle} is not available")
+    (dist / (releases.example.name + ".sigstore.json")).write_bytes(bundle.read_bytes())
+    invalid = cli("publish", dist, "--require-signature", *STAGING_SIGNER,
+                  env=publish_env(url))
+    assert_refused(invalid, "signature.invalid")
+    assert tree_snapshot(store) == {}

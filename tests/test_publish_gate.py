@@ -8,9 +8,13 @@ import pytest
 
 from horon_bundle.publish.gate import read_gate
 from tests.helpers import assert_refused, cli, tree_snapshot
-from tests.publish_support import Registry, Releases, make_dist
-from tests.publish_support import registry_fixture as registry_fixture  # noqa: F401 - fixture
-from tests.publish_support import releases_fixture as releases_fixture  # noqa: F401 - fixture
+from tests.publish_support import (
+    Registry,
+    Releases,
+    make_dist,
+    registry_fixture,  # noqa: F401 - pytest fixture
+    releases_fixture,  # noqa: F401 - pytest fixture
+)
 
 ENABLED, DESTINATION = "HORON_PUBLISH_ENABLED", "HORON_PUBLISH_DESTINATION"
 OCI = "oci-destination"  # replaced by the running registry's address

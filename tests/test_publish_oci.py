@@ -10,20 +10,22 @@ from pathlib import Path
 import pytest
 
 from horon_bundle.errors import Refused
-from horon_bundle.publish.oci_layout import (
-    ARCHIVE_MEDIA_TYPE,
-    ARTIFACT_TYPE,
-    CONFIG_MEDIA_TYPE,
-    MANIFEST_MEDIA_TYPE,
-    YANK_ARTIFACT_TYPE,
-)
-from horon_bundle.publish.preflight import PublishRequest
+from horon_bundle.publish.destination import ABSENT, PUBLISHED, OciAddress, parse_address
+from horon_bundle.publish.oci_layout import ARTIFACT_TYPE, MANIFEST_MEDIA_TYPE, YANK_ARTIFACT_TYPE
+from horon_bundle.publish.oci_registry import OciRegistry
+from horon_bundle.publish.preflight import PublishRequest, check_archive
 from horon_bundle.publish.publisher import publish
+from horon_bundle.publish.release import ARCHIVE_MEDIA_TYPE, CONFIG_MEDIA_TYPE
 from horon_bundle.reporter import SilentReporter
 from tests.helpers import HOST, assert_refused, cli
-from tests.publish_support import Registry, Releases, make_dist, publish_env
-from tests.publish_support import registry_fixture as registry_fixture  # noqa: F401 - fixture
-from tests.publish_support import releases_fixture as releases_fixture  # noqa: F401 - fixture
+from tests.publish_support import (
+    Registry,
+    Releases,
+    make_dist,
+    publish_env,
+    registry_fixture,  # noqa: F401 - pytest fixture
+    releases_fixture,  # noqa: F401 - pytest fixture
+)
 
 TAG = f"0.1.0__{HOST}"
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
@@ -201,3 +203,26 @@ def test_credentials_are_never_printed_or_recorded(tmp_path: Path, registry: Reg
         f"oci://ci:{secret}@{registry.host}/horon")})
     assert_refused(leaked, "publish.destination", status=3)
     assert secret not in leaked.stdout + leaked.stderr
+
+
+def test_a_publisher_that_checked_too_early_is_refused_at_commit(
+        tmp_path: Path, registry: Registry, releases: Releases) -> None:
+    """Both publishers saw the tag absent; the second is stopped by the check before its
+    write (the registry itself would have let it overwrite the tag)."""
+    address = parse_address(registry.destination)
+    assert isinstance(address, OciAddress)
+    first, second = OciRegistry(address, {}), OciRegistry(address, {})
+    item_a, _ = check_archive(make_dist(tmp_path / "a", releases.example)
+                              / releases.example.name, None)
+    item_b, _ = check_archive(make_dist(tmp_path / "b", releases.example_other_bytes)
+                              / releases.example.name, None)
+    assert item_a is not None and item_b is not None
+    key = ("example", "0.1.0", HOST)
+    assert first.state(*key).status == second.state(*key).status == ABSENT
+    first.upload(item_a)
+    second.upload(item_b)
+    assert first.commit(item_a) == PUBLISHED
+    with pytest.raises(Refused) as refused:
+        second.commit(item_b)
+    assert refused.value.codes() == ["publish.conflict"]
+    assert first.state(*key).archive_sha256 == item_a.digest.sha256

@@ -164,7 +164,10 @@ def test_a_record_bundle_has_no_invocation_to_rerun(original: Original, tmp_path
     assert_refused(result, "reproduce.evidence")
 
 
-def test_source_option_is_required(original: Original) -> None:
+def test_source_option_is_required_and_must_be_a_directory(original: Original,
+                                                            tmp_path: Path) -> None:
     result = cli("reproduce", original.archive)
     assert result.status == 2
     assert "--source" in result.stderr
+    assert_refused(cli("reproduce", original.archive, "--source", tmp_path / "absent"),
+                   "input.unreadable")

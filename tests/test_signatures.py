@@ -8,6 +8,7 @@ stop at once with exit 3 and a hint, writing nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.resources
 import json
@@ -495,3 +496,23 @@ def test_a_provenance_signature_that_is_no_dsse_envelope_is_refused(
     assert checks["signature.present"]["result"] == "skip"
     assert checks["signature.provenance"]["result"] == "fail"
     assert "DSSE" in checks["signature.provenance"]["findings"][0]["message"]
+
+
+def test_the_publish_entry_point(signed_text: Path) -> None:
+    """publish/signature.py calls `signing.verify_for_publish` with its own policy object."""
+    @dataclasses.dataclass
+    class PublishPolicy:
+        identity: str | None
+        issuer: str | None
+        github_repository: str | None = None
+        staging: bool = True
+
+    signature = signed_text.parent / "bundle_v3.txt.sigstore.json"
+    assert signing.verify_for_publish(signed_text, signature,
+                                      PublishPolicy(IDENTITY, ISSUER)) == []
+    wrong = signing.verify_for_publish(signed_text, signature,
+                                       PublishPolicy("mallory@example.com", ISSUER))
+    assert [f.code.name for f in wrong] == ["signature.identity"]
+    with pytest.raises(Refused) as refused:
+        signing.verify_for_publish(signed_text, signature, PublishPolicy(None, None))
+    assert refused.value.codes() == ["signature.options"]

@@ -3,7 +3,9 @@ static section (read without loading it, from a directory or an archive)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from horon_bundle.verify import verify_path
 from tests.conftest import BuiltExample
 from tests.gate_helpers import resign_provenance
-from tests.helpers import HOST, CliResult, cli, copy_bundle
+from tests.helpers import HOST, CliResult, cli, copy_bundle, edit_manifest, rewrite_listing
 
 pytestmark = pytest.mark.cargo
 
@@ -99,3 +101,30 @@ def test_archive_and_directory_read_the_same_section(example_release: BuiltExamp
     assert directory.ok and archive.ok
     manifest = json.loads((example_release.bundle / "plugin.json").read_text())
     assert manifest["target"] == HOST
+
+
+def _replace_library(bundle: Path, data: bytes) -> None:
+    """Swap the library's bytes and re-declare them, so the section check runs on them."""
+    path = "lib/libhoron_example.so"
+    (bundle / path).write_bytes(data)
+    rewrite_listing(bundle, path)
+    edit_manifest(bundle, lambda m: m["library"].update(
+        sha256=hashlib.sha256(data).hexdigest(), size=len(data)))
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    (lambda lib: lib.replace(b'"features":["clock","greeting"]',
+                             b'"features":["greeting","clock"]'), "not sorted"),
+    (lambda lib: lib[:1000], "past the end of the file"),
+    (lambda lib: b"\x00" * 64 + lib[64:], "not an ELF, PE or Mach-O file"),
+])
+def test_a_hostile_library_is_an_abi_section_finding(
+        bundle: Path, change: Callable[[bytes], bytes], says: str) -> None:
+    original = (bundle / "lib" / "libhoron_example.so").read_bytes()
+    _replace_library(bundle, change(original))
+    result, checks = _verify(bundle)
+    assert result.status == 1
+    assert "Traceback" not in result.stderr
+    [finding] = checks["features.advertised"]["findings"]
+    assert finding["code"] == "abi.section"
+    assert says in finding["message"]

@@ -17,8 +17,13 @@ from horon_bundle import codes
 from horon_bundle.archive import write_archive, write_digest_file
 from horon_bundle.assemble import StagedFile, assemble_bundle, manifest_assets
 from horon_bundle.builder_identity import builder_id
-from horon_bundle.declaration import Declaration, PluginDeclaration, load_declaration
-from horon_bundle.errors import Refused
+from horon_bundle.declaration import (
+    DECLARATION_NAME,
+    Declaration,
+    PluginDeclaration,
+    load_declaration,
+)
+from horon_bundle.errors import Findings, Refused
 from horon_bundle.fsutil import write_atomic
 from horon_bundle.hashing import Digest
 from horon_bundle.library_build import CompiledLibrary, compile_library, scratch_directory
@@ -118,6 +123,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
     targets = select_targets(plugin, request, toolchain.host)
     if not request.targets and not request.all_targets:
         reporter.note(f"building the host target {toolchain.host} (declared)")
+    _require_declared_files(workspace, plugin)
     if request.prebuilt is None:
         require_targets(workspace, targets)
     facts = source_facts(workspace)
@@ -162,6 +168,19 @@ def _build_target(*, request: BuildRequest, declaration: Declaration,
     _write_run_record(result, started=started, epoch=epoch, epoch_origin=epoch_origin,
                       log=library.log, toolchain=toolchain)
     return result
+
+
+def _require_declared_files(workspace: Path, plugin: PluginDeclaration) -> None:
+    """The licence and sidecars are regular files of the workspace, checked before building."""
+    findings = Findings()
+    wanted = [("license-file", plugin.license_file, codes.DECLARATION_VALUE)]
+    wanted += [(f"sidecar {s.name}", s.source, codes.SIDECAR_INVALID) for s in plugin.sidecars]
+    for what, relative, code in wanted:
+        path = workspace / relative
+        if path.is_symlink() or not path.is_file():
+            findings.add(code, f"{DECLARATION_NAME}: {what} {relative!r} is not a regular file "
+                               "in the workspace")
+    findings.raise_if_any()
 
 
 def bundle_name(plugin_id: str, version: str, target: str, channel: str) -> str:

@@ -273,7 +273,8 @@ INPUT_UNREADABLE = register(
     "input.unreadable", "A file named on the command line cannot be read.",
     "Check the path and its permissions.")
 SIDECAR_INVALID = register(
-    "sidecar.invalid", "A declared sidecar cannot be bundled.", "See docs/declaration.md.")
+    "sidecar.invalid", "A declared sidecar source is missing, a symlink or not a regular file.",
+    "Point `source` at a regular file inside the workspace (see docs/declaration.md).")
 BUILD_NONDETERMINISTIC = register(
     "build.nondeterministic", "The assembled bundle did not verify or differs when rebuilt.",
     "This is a toolchain defect; please report it.")
@@ -325,13 +326,6 @@ PUBLISH_SIDE_FILE = register(
     "publish.side-file", "A file beside an archive (.sha256, .build.json, .sigstore.json) is "
     "malformed or describes another archive.",
     "Keep the files `build` and `sign` wrote next to each archive, unmodified.")
-PUBLISH_SIGNATURE_MISSING = register(
-    "publish.signature-missing", "--require-signature, and an archive has no .sigstore.json.",
-    "Run `horon-bundle sign` on every archive before publishing.")
-PUBLISH_SIGNATURE_UNCHECKABLE = register(
-    "publish.signature-uncheckable",
-    "--require-signature, and signature verification is not available in this installation.",
-    "Install horon-bundle with its signing support (sigstore).", exit_status=EXIT_ENVIRONMENT)
 PUBLISH_NAME = register(
     "publish.name", "A plugin id, version or target cannot be named at the destination "
     "(tag longer than the registry allows, or an invalid repository name).",

@@ -113,6 +113,8 @@ def reproduce(path: Path, source: Path, *, out: Path | None = None,
               reporter: Reporter | None = None) -> ReproduceReport:
     """Rebuild the bundle at `path` from the checkout `source` and compare everything."""
     reporter = reporter or SilentReporter()
+    if not source.is_dir():
+        raise Refused.one(codes.INPUT_UNREADABLE, f"--source {source}: not a directory")
     verified = verify_path(path)
     if not verified.ok:
         raise Refused(verified.findings)

@@ -36,7 +36,7 @@ from horon_bundle.signature_check import (
     verify_file,
 )
 from horon_bundle.signer_identity import signer_identity
-from horon_bundle.sigstore_trust import PRODUCTION, STAGING, TrustChoice, load_trust
+from horon_bundle.sigstore_trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
 from horon_bundle.verify import verify_path
 
 TOKEN_VARIABLE = "SIGSTORE_IDENTITY_TOKEN"  # noqa: S105 - the variable's name, not a secret
@@ -256,10 +256,14 @@ def verify_for_publish(archive: Path, signature: Path, policy: Any) -> list[Find
     identity = signer_identity(identity=getattr(policy, "identity", None),
                                issuer=getattr(policy, "issuer", None),
                                github_repository=getattr(policy, "github_repository", None),
+                               github_workflow=getattr(policy, "github_workflow", None),
+                               github_ref=getattr(policy, "github_ref", None),
                                where="publish signature policy")
     if identity is None:
         raise Refused.one(codes.SIGNATURE_OPTIONS,
                           "publish requires signatures but names no signer")
-    trust = TrustChoice(STAGING if getattr(policy, "staging", False) else PRODUCTION)
+    pinned = getattr(policy, "trust_root", None)
+    trust = (TrustChoice(PINNED, Path(pinned)) if pinned is not None
+             else TrustChoice(STAGING if getattr(policy, "staging", False) else PRODUCTION))
     verifier = SignatureVerifier(trust=load_trust(trust), identity=identity)
     return verify_file(archive, verifier, required=True, signature=signature).findings

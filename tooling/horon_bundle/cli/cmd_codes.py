@@ -19,6 +19,24 @@ _AREAS = {
     "evidence": "Evidence",
     "graph": "Resolved feature graph",
     "features": "Features",
+    "abi": "Loading a library: the build's probe and doctor",
+    "declaration": "horon-release.toml",
+    "toolchain": "Rust toolchain",
+    "cargo": "cargo",
+    "source": "Source revision",
+    "output": "Output directory",
+    "input": "Command-line inputs",
+    "sidecar": "Sidecars",
+    "build": "Build self-checks",
+    "environment": "Environment variables",
+    "target": "Target",
+    "doctor": "doctor",
+    "signing": "Signing",
+    "signature": "Signature verification",
+    "policy": "Audit policy",
+    "reproduce": "Reproducing a build",
+    "publish": "Publishing",
+    "yank": "Withdrawing a published version",
 }
 
 
@@ -56,7 +74,7 @@ def markdown() -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.markdown:
-        print(markdown(), end="")  # noqa: T201 - this command's output is the document
+        print(markdown(), end="")  # this command's output is the document
     elif args.json:
         render.print_json({"format": "horon.codes.v1", "codes": [
             {"code": c.name, "exit_status": c.exit_status, "summary": c.summary, "hint": c.hint}

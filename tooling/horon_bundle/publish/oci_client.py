@@ -180,6 +180,10 @@ class RegistryClient:
                 "PUT", "", url=f"{location}{joiner}digest=sha256:{digest.sha256}", data=data,
                 headers={"Content-Type": "application/octet-stream",
                          "Content-Length": str(len(data))})
+            if response.status_code == 400 and _error_code(response) == "DIGEST_INVALID":
+                raise Refused.one(codes.PUBLISH_INTEGRITY,
+                                  f"{self.address.display}: the registry received other bytes "
+                                  f"than sha256 {digest.sha256}")
             if response.status_code != 201:
                 raise self.unexpected("PUT", f"/v2/{repository}/blobs/uploads/…", response)
         self.verify_blob(repository, digest)

@@ -23,6 +23,8 @@ from horon_bundle.hashing import hash_bytes, hash_file
 from horon_bundle.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
 from horon_bundle.publish.release import (
+    PROVENANCE_SIGNATURE_SUFFIX,
+    ROLE_PROVENANCE_SIGNATURE,
     SIGNATURE_SUFFIX,
     ReleaseItem,
     digest_file_findings,
@@ -86,6 +88,8 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     findings.extend(digest_file_findings(path, before))
     build_record = read_build_record(path, before, findings)
     signature = read_signature(path, findings)
+    provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
+                                          role=ROLE_PROVENANCE_SIGNATURE)
     if verifier is not None:
         findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
                                            verifier))
@@ -104,7 +108,7 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
     item = ReleaseItem(archive=path, digest=before, manifest=manifest,
                        manifest_bytes=manifest_bytes, signature=signature,
-                       build_record=build_record)
+                       build_record=build_record, provenance_signature=provenance_signature)
     return item, list(findings)
 
 

@@ -2,9 +2,9 @@
 
 `DIST_DIR` is the directory `horon-bundle build --out` wrote. Publish takes every top-level
 `*.zip` in it (dot files excluded; bundle directories and other files are ignored) and,
-beside each archive, the optional `<archive>.sha256`, `<archive>.build.json` and
-`<archive>.sigstore.json`. Side files are small and read once: the bytes checked are the
-bytes uploaded.
+beside each archive, the optional `<archive>.sha256`, `<archive>.build.json`,
+`<archive>.sigstore.json` and `<archive>.provenance.sigstore.json`. Side files are small
+and read once: the bytes checked are the bytes uploaded.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from horon_bundle.manifest import Manifest
 from horon_bundle.strictjson import read_json
 
 SIGNATURE_SUFFIX = ".sigstore.json"
+PROVENANCE_SIGNATURE_SUFFIX = ".provenance.sigstore.json"  # DSSE over provenance.json
 BUILD_RECORD_SUFFIX = ".build.json"
 DIGEST_SUFFIX = ".sha256"
 RECEIPT_NAME = "publish-receipt.json"
@@ -33,6 +34,7 @@ CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.config.v1+json"  # plugin.json
 
 ROLE_ARCHIVE, ROLE_SIGNATURE, ROLE_BUILD_RECORD, ROLE_MANIFEST = (
     "archive", "signature", "build-record", "plugin.json")
+ROLE_PROVENANCE_SIGNATURE = "provenance-signature"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +56,7 @@ class ReleaseItem:
     manifest_bytes: bytes
     signature: SideFile | None
     build_record: SideFile | None
+    provenance_signature: SideFile | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -65,7 +68,8 @@ class ReleaseItem:
 
     @property
     def side_files(self) -> tuple[SideFile, ...]:
-        return tuple(f for f in (self.signature, self.build_record) if f is not None)
+        return tuple(f for f in (self.signature, self.provenance_signature, self.build_record)
+                     if f is not None)
 
 
 def find_archives(dist_dir: Path) -> list[Path]:
@@ -132,9 +136,10 @@ def read_build_record(archive: Path, digest: Digest, findings: Findings) -> Side
                     media_type=BUILD_RECORD_MEDIA_TYPE)
 
 
-def read_signature(archive: Path, findings: Findings) -> SideFile | None:
-    """The Sigstore bundle beside the archive, structurally checked (verified elsewhere)."""
-    name = archive.name + SIGNATURE_SUFFIX
+def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE_SUFFIX,
+                   role: str = ROLE_SIGNATURE) -> SideFile | None:
+    """A Sigstore bundle beside the archive, structurally checked (verified elsewhere)."""
+    name = archive.name + suffix
     data = _read_side(archive.with_name(name), findings)
     if data is None:
         return None
@@ -148,5 +153,5 @@ def read_signature(archive: Path, findings: Findings) -> SideFile | None:
         findings.add(codes.PUBLISH_SIDE_FILE,
                      f"{name}: not a Sigstore bundle (mediaType {str(media_type)[:60]!r})")
         return None
-    return SideFile(role=ROLE_SIGNATURE, name=name, data=data, digest=hash_bytes(data),
+    return SideFile(role=role, name=name, data=data, digest=hash_bytes(data),
                     media_type=media_type.split(";", 1)[0])
