@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,16 @@ class CliResult:
 
 
 def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
-        timeout: float = 600) -> CliResult:
-    """Run `python -m horon_bundle ARGS` as a user would, in a child process."""
+        timeout: float = 600, prefix: Sequence[str | Path] = ()) -> CliResult:
+    """Run `python -m horon_bundle ARGS` as a user would, in a child process (started through
+    `prefix`, e.g. `unshare -rn`, when given)."""
     full_env = dict(os.environ)
     full_env.setdefault("COLUMNS", "200")
     full_env.pop("SOURCE_DATE_EPOCH", None)
     if env:
         full_env.update(env)
-    done = subprocess.run([sys.executable, "-m", "horon_bundle", *map(str, args)], cwd=cwd,
+    done = subprocess.run([*map(str, prefix), sys.executable, "-m", "horon_bundle",
+                           *map(str, args)], cwd=cwd,
                           env=full_env, capture_output=True, text=True, timeout=timeout,
                           check=False)
     return CliResult(done.returncode, done.stdout, done.stderr)

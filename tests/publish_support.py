@@ -45,13 +45,14 @@ class Access:
 class Registry:
     """One docker-registry process: start, stop (by PID), restart on the same port/storage."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, htpasswd: bytes | None = None) -> None:
         self.root = root
         self.storage = root / "storage"
         self.config = root / "config.yml"
         self.log = root / "registry.log"
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.htpasswd = htpasswd  # set: every request needs HTTP basic credentials from it
 
     @property
     def host(self) -> str:
@@ -68,7 +69,7 @@ class Registry:
             "log:\n  level: warn\n  accesslog:\n    disabled: false\n"
             f"storage:\n  filesystem:\n    rootdirectory: {self.storage}\n"
             "  delete:\n    enabled: false\n"
-            f"http:\n  addr: {self.host}\n")
+            f"http:\n  addr: {self.host}\n" + self._auth_config())
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [REGISTRY_BINARY, "serve", str(self.config)], stdout=log,
@@ -81,9 +82,21 @@ class Registry:
                 with urllib.request.urlopen(f"http://{self.host}/v2/", timeout=2) as answer:
                     if answer.status == 200:
                         return
+            except urllib.error.HTTPError as error:
+                error.close()
+                if error.code == 401 and self.htpasswd is not None:
+                    return  # up, and asking for credentials as configured
+                time.sleep(0.05)
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.05)
         raise RuntimeError("docker-registry did not answer /v2/ within 20 s")
+
+    def _auth_config(self) -> str:
+        if self.htpasswd is None:
+            return ""
+        path = self.root / "htpasswd"
+        path.write_bytes(self.htpasswd)
+        return f"auth:\n  htpasswd:\n    realm: horon-test\n    path: {path}\n"
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

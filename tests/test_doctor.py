@@ -41,7 +41,15 @@ from tests.helpers import (
 pytestmark = pytest.mark.cargo
 
 FAULTS = FIXTURES / "abi-faults"
-PROBE_REFUSED = frozenset({"fault-wire", "fault-short", "fault-segv"})
+PROBE_REFUSED = frozenset({
+    "fault-wire", "fault-short", "fault-segv",
+    # refused by the build's probe (tests/test_probe_refusals.py asserts how)
+    "fault-major", "fault-plugin-id", "fault-features", "fault-status", "fault-no-symbol",
+    "fault-garbage",
+    # accepted by the probe, which records the minor it says (1); assembled unobserved, the
+    # bundle records minor 0, as for a library no probe could load (a cross build)
+    "fault-minor",
+})
 HAS_STRACE = shutil.which("strace") is not None
 _BUILD_WITHOUT_PROBE = (
     "import sys\n"
@@ -169,6 +177,39 @@ FAULT_CASES: dict[str, tuple[set[str], str, tuple[str, ...]]] = {
     "fault-segv": ({"abi.crash"}, "handshake.status", ()),
     "fault-abort": ({"abi.crash"}, "instance.describe", ()),
     "fault-hang": ({"abi.timeout"}, "instance.tool-call", ("--timeout", "3")),
+    "fault-no-symbol": ({"abi.load"}, "load", ()),
+    "fault-status": ({"abi.status", "abi.refusal-code"}, "handshake.status", ()),
+    "fault-major": ({"abi.major-mismatch"}, "handshake.abi-version", ()),
+    "fault-minor": ({"abi.minor"}, "handshake.abi-version", ()),
+    "fault-plugin-id": ({"abi.plugin-id"}, "handshake.plugin-id", ()),
+    "fault-features": ({"abi.features"}, "handshake.features", ()),
+    "fault-out-overrun": ({"abi.out-overrun"}, "refusals.out-untouched", ()),
+    "fault-refusal-code": ({"abi.refusal-code"}, "refusals.single", ()),
+    "fault-out-touched": ({"abi.out-touched"}, "refusals.out-untouched", ()),
+    "fault-create": ({"abi.instance"}, "instance.create", ()),
+    "fault-describe": ({"abi.describe"}, "instance.describe", ()),
+    "fault-frame-format": ({"abi.frame-format"}, "frames.format", ()),
+    "fault-frame-size": ({"abi.frame-size"}, "frames.size", ()),
+    "fault-garbage": ({"abi.garbage"}, "child", ()),
+}
+# crate -> a message doctor must print for it (what was expected, what came back)
+FAULT_SAYS: dict[str, str] = {
+    "fault-no-symbol": "libfault_no_symbol.so: horon_agent_plugin_get_api_v1 is not exported",
+    "fault-status": "a correct v1 request was answered 6 FEATURE_MISSING",
+    "fault-major": "the table says ABI major 2, this host speaks 1 (plugin.json: 1)",
+    "fault-minor": "the table says ABI minor 1, plugin.json says 0",
+    "fault-plugin-id": "the table's plugin_id is 'example', plugin.json says 'fault-plugin-id'",
+    "fault-features": "the table's features is 'clock', plugin.json says ''",
+    "fault-out-overrun": "a newer host: struct_size 32, host_api_minor 7, out_capacity 256: "
+                         "wrote up to byte 255; a v1 table is 104 bytes",
+    "fault-refusal-code": "wire_schema NULL: expected 4 WIRE_SCHEMA_MISMATCH, got 1 NULL_POINTER",
+    "fault-out-touched": "requires 'horon-doctor-absent': refused with 6 FEATURE_MISSING but "
+                         "bytes 0..103 of *out changed",
+    "fault-create": "create answered -2 (instance NULL) for config {}",
+    "fault-describe": "describe id is 'example', plugin.json says 'fault-describe'",
+    "fault-frame-format": "frame 0: not strict JSON",
+    "fault-frame-size": "frame 0: 67108865 bytes, above the 64 MiB limit",
+    "fault-garbage": "libfault_garbage.so: 2 lines on stdout where one JSON answer belongs",
 }
 
 
@@ -185,6 +226,8 @@ def test_each_fault_is_caught_with_its_own_code(crate: str, fault_bundle: FaultB
     assert failed_codes(document) == expected, messages(document)
     assert results(document)[check] == "fail"
     assert document["ok"] is False
+    if crate in FAULT_SAYS:
+        assert FAULT_SAYS[crate] in messages(document), messages(document)
 
 
 def test_fault_messages_name_what_happened(fault_bundle: FaultBundle, tmp_path: Path) -> None:
@@ -217,6 +260,52 @@ def test_hang_is_killed_and_leaves_no_process(fault_bundle: FaultBundle, tmp_pat
             assert ours not in cmdline.read_bytes(), "a child of doctor survived"
         except OSError:
             continue
+
+
+def test_what_cannot_run_is_skipped_with_the_reason(fault_bundle: FaultBundle,
+                                                   tmp_path: Path) -> None:
+    _, document = doctor(fault_bundle("fault-no-symbol"), tmp_path)
+    checks = {c["check"]: c for c in document["checks"]}
+    for name in ("handshake.status", "refusals.single", "instance.tool-call", "buffers"):
+        assert checks[name]["result"] == "skip", name
+        assert checks[name]["note"] == "the library did not load", name
+    _, document = doctor(fault_bundle("fault-status"), tmp_path)
+    checks = {c["check"]: c for c in document["checks"]}
+    assert checks["handshake.struct-size"]["note"] == "the handshake refused a correct request"
+    assert checks["instance.create"]["result"] == "skip"
+    assert "a newer host: struct_size 32, host_api_minor 7, out_capacity 256: expected 0 OK, " \
+           "got 6 FEATURE_MISSING" in messages(document)
+    _, document = doctor(fault_bundle("fault-create"), tmp_path)
+    checks = {c["check"]: c for c in document["checks"]}
+    for name in ("instance.describe", "instance.tool-call", "instance.destroy"):
+        assert checks[name]["result"] == "skip", name
+        assert checks[name]["note"] == "create did not make an instance"
+
+
+def test_garbage_on_the_answer_channel_keeps_the_progress(fault_bundle: FaultBundle,
+                                                          tmp_path: Path) -> None:
+    """The child's answer is garbage, but every phase it reported on its progress descriptor
+    is still judged; only the final `child` check fails."""
+    _, document = doctor(fault_bundle("fault-garbage"), tmp_path)
+    checks = results(document)
+    assert checks["child"] == "fail"
+    assert [name for name, result in checks.items() if result == "fail"] == ["child"]
+    for name in ("handshake.status", "refusals.order", "instance.tool-call", "buffers"):
+        assert checks[name] == "pass", name
+
+
+def test_minor_observed_by_the_probe_is_recorded(tmp_path: Path,
+                                                 cargo_target_dir: Path) -> None:
+    """abi.minor is not a false alarm: a build that loads the library records its minor."""
+    out = tmp_path / "out"
+    built = cli("build", FAULTS, "--plugin", "fault-minor", "--out", out, "--target-dir",
+                cargo_target_dir)
+    assert built.status == 0, built.stderr
+    bundle = out / f"fault-minor-0.1.0-{HOST}"
+    assert json.loads((bundle / "plugin.json").read_text())["abi"] == {"major": 1, "minor": 1}
+    result, document = doctor(bundle, tmp_path)
+    assert result.status == 0, result.stderr
+    assert results(document)["handshake.abi-version"] == "pass"
 
 
 def retarget(bundle: Path, target: str) -> None:

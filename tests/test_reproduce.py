@@ -171,3 +171,33 @@ def test_source_option_is_required_and_must_be_a_directory(original: Original,
     assert "--source" in result.stderr
     assert_refused(cli("reproduce", original.archive, "--source", tmp_path / "absent"),
                    "input.unreadable")
+
+
+def test_a_changed_licence_text_is_a_file_difference(original: Original,
+                                                     tmp_path: Path) -> None:
+    """Same code, another licence text: the library is identical, the licence (and the files
+    that list its digest) are not, and each is named with both digests."""
+    changed = copy_workspace(original.second, tmp_path / "relicensed")
+    licence = changed / "LICENSE"
+    text = licence.read_text()
+    assert text.count("Apache License") >= 1
+    licence.write_text(text.replace("Apache License", "Apache Licence", 1))
+    recorded_before = tree_snapshot(original.bundle)
+    archive_before = original.archive.read_bytes()
+    source_before = tree_snapshot(changed)
+    result = _reproduce(original.archive, changed)
+    assert_refused(result, "reproduce.file")
+    assert set(result.codes) == {"reproduce.file"}, result.stderr
+    assert "LICENSE: recorded sha256 " in result.stderr
+    report = result.json()
+    assert report["identical"] is False and report["built"] is True
+    results = {f["path"]: f["result"] for f in report["files"]}
+    assert results[LIBRARY] == "identical"
+    assert {path for path, outcome in results.items() if outcome != "identical"} == {
+        "LICENSE", "SHA256SUMS", "plugin.json"}
+    licence_entry = next(f for f in report["files"] if f["path"] == "LICENSE")
+    assert licence_entry["first_difference"] == text.index("Apache License") + len("Apache Licen")
+    assert [d["field"] for d in report["fields"]] == ["license.sha256"]
+    assert tree_snapshot(original.bundle) == recorded_before
+    assert original.archive.read_bytes() == archive_before
+    assert tree_snapshot(changed) == source_before

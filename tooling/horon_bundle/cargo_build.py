@@ -105,8 +105,9 @@ def run_cargo_build(*, workspace: Path, package: str, claim: Sequence[str], prof
         except OSError as exc:
             raise Refused.one(codes.TOOLCHAIN_MISSING, f"cargo: {exc.strerror}") from None
         assert process.stdout is not None
+        errors: list[str] = []
         for line in process.stdout:
-            unit = _unit(line, target_root)
+            unit = _unit(line, target_root, errors)
             if unit is not None:
                 units.append(unit)
                 if on_line is not None:
@@ -115,9 +116,12 @@ def run_cargo_build(*, workspace: Path, package: str, claim: Sequence[str], prof
         log.seek(0)
         log_text = log.read()
     if status != 0:
-        tail = [line for line in log_text.splitlines() if line.strip()][-12:]
+        tail = [line for line in log_text.splitlines() if line.strip()][-6:]
+        detail = " | ".join([*errors[:3], *tail])[-1500:]
         raise Refused.one(codes.CARGO_FAILED,
-                          f"`{' '.join(argv[:8])} …` exited {status}: " + " | ".join(tail)[-1500:])
+                          f"`{' '.join(argv[:8])} …` exited {status}: {detail}",
+                          "Fix the crate; `cargo build` in the workspace shows the full "
+                          "diagnostics.")
     plugin_units = [u for u in units if u.kind == KIND_TARGET and "cdylib" in u.crate_types]
     if len(plugin_units) != 1:
         raise Refused.one(codes.CARGO_OUTPUT,
@@ -129,12 +133,18 @@ def run_cargo_build(*, workspace: Path, package: str, claim: Sequence[str], prof
                     artifacts=plugin_units[0].filenames, log=log_text)
 
 
-def _unit(line: str, target_root: Path) -> CompiledUnit | None:
+def _unit(line: str, target_root: Path, errors: list[str]) -> CompiledUnit | None:
+    """A compiler-artifact message as a unit; compiler errors are collected into `errors`."""
     if not line.startswith("{"):
         return None
     try:
         message = json.loads(line)
     except ValueError:
+        return None
+    if message.get("reason") == "compiler-message":
+        diagnostic = message.get("message") or {}
+        if diagnostic.get("level") == "error":
+            errors.append(str(diagnostic.get("message", "")).strip()[:300])
         return None
     if message.get("reason") != "compiler-artifact":
         return None

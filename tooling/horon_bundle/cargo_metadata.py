@@ -96,6 +96,17 @@ def load_metadata(workspace: Path, *, target: str, package: str,
                           f"cargo metadata: unexpected output ({exc})") from None
 
 
+def workspace_members(workspace: Path) -> Metadata:
+    """The workspace's own packages only (`--no-deps`): cheap, and needs no feature flags."""
+    output = run_text(["cargo", "metadata", "--format-version", "1", "--locked", "--no-deps"],
+                      cwd=workspace)
+    try:
+        return _decode(json.loads(output))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Refused.one(codes.CARGO_OUTPUT,
+                          f"cargo metadata: unexpected output ({exc})") from None
+
+
 def _decode(document: dict[str, Any]) -> Metadata:
     packages: dict[str, Package] = {}
     for raw in document["packages"]:

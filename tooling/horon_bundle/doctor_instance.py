@@ -147,9 +147,12 @@ def judge_tool_call(report: DoctorReport, result: dict[str, Any], tool: str,
     report.judged("frames.format", formats, expected="JSON objects {seq, kind}",
                   got=f"{len(frames)} frame(s)")
     seqs = [f.get("seq") if f is not None else None for f in parsed]
+    # A frame that was not read (above 64 MiB) or is not JSON has no known seq: that is its
+    # frames.size / frames.format finding, not a second one here.
     seq_findings = [Finding(codes.ABI_FRAME_SEQ, f"frame {i} has seq {s}, expected {i}"
                             + (" (a gap)" if isinstance(s, int) and s > i else ""))
-                    for i, s in enumerate(seqs) if s != i]
+                    for i, (s, f) in enumerate(zip(seqs, parsed, strict=True))
+                    if f is not None and s != i]
     report.judged("frames.seq", seq_findings[:1], expected=list(range(len(seqs))), got=seqs)
     kinds = [f.get("kind") if f is not None else None for f in parsed]
     report.judged("frames.terminal", _terminal_findings(kinds, end),

@@ -16,7 +16,7 @@ from horon_bundle import codes
 from horon_bundle.abi_probe import probe_advertised
 from horon_bundle.abi_section import read_section_file
 from horon_bundle.cargo_build import PathNormaliser, run_cargo_build
-from horon_bundle.cargo_metadata import Package, load_metadata
+from horon_bundle.cargo_metadata import Package, load_metadata, workspace_members
 from horon_bundle.declaration import Declaration, PluginDeclaration
 from horon_bundle.errors import Refused
 from horon_bundle.evidence import EVIDENCE_INVOCATION, Advertised, Invocation, RecordedArtifact
@@ -85,6 +85,7 @@ def compile_library(*, declaration: Declaration, plugin: PluginDeclaration, targ
                     epoch: int) -> CompiledLibrary:
     workspace = declaration.workspace
     claim = plugin.claim(channel)
+    resolve_package(workspace_members(workspace).member(plugin.package), plugin)
     metadata = load_metadata(workspace, target=target, package=plugin.package, claim=claim)
     package = resolve_package(metadata.member(plugin.package), plugin)
     normalise = _normaliser(workspace, target_dir)

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,8 @@ from horon_bundle.signature_check import (
 from horon_bundle.signer_identity import signer_identity
 from horon_bundle.sigstore_trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
 from horon_bundle.verify import verify_path
+
+NETWORK_DEADLINE = 120.0  # seconds for one Sigstore exchange (trust root, Fulcio, Rekor)
 
 TOKEN_VARIABLE = "SIGSTORE_IDENTITY_TOKEN"  # noqa: S105 - the variable's name, not a secret
 KIND_ARCHIVE, KIND_RECORD = "archive", "record"
@@ -82,8 +87,9 @@ class SigstoreSigner(Signer):
             try:
                 config = (ClientTrustConfig.staging() if self._staging
                           else ClientTrustConfig.production())
-                context = SigningContext.from_trust_config(config)
-                self._signer = self._session.enter_context(context.signer(self._token))
+                with network_deadline():
+                    context = SigningContext.from_trust_config(config)
+                    self._signer = self._session.enter_context(context.signer(self._token))
             except Exception as exc:  # noqa: BLE001 - network, TUF, HTTP: all one environment failure
                 raise _failed(exc) from None
         return self._signer
@@ -95,7 +101,8 @@ class SigstoreSigner(Signer):
         hashed = Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(digest.sha256))
         signer = self._active()
         try:
-            bundle = signer.sign_artifact(hashed)
+            with network_deadline():
+                bundle = signer.sign_artifact(hashed)
         except Exception as exc:  # noqa: BLE001 - Fulcio/Rekor/TSA failures are environmental
             raise _failed(exc) from None
         return _bundle_bytes(bundle)
@@ -105,13 +112,43 @@ class SigstoreSigner(Signer):
 
         signer = self._active()
         try:
-            bundle = signer.sign_dsse(dsse.Statement(statement))
+            with network_deadline():
+                bundle = signer.sign_dsse(dsse.Statement(statement))
         except Exception as exc:  # noqa: BLE001 - idem
             raise _failed(exc) from None
         return _bundle_bytes(bundle)
 
     def close(self) -> None:
         self._session.close()
+
+
+class NetworkDeadlineError(Exception):
+    """Raised into a Sigstore request that did not finish in time."""
+
+
+@contextlib.contextmanager
+def network_deadline(seconds: float = NETWORK_DEADLINE) -> Iterator[None]:
+    """A wall-clock deadline around one Sigstore exchange.
+
+    sigstore 4.5 posts to Fulcio and Rekor without a timeout, so a server that accepts the
+    connection and never answers would block a CI job for ever. On POSIX, in the main thread,
+    an interval timer raises into the call; elsewhere the call runs without one (documented).
+    """
+    main = threading.current_thread() is threading.main_thread()
+    if not hasattr(signal, "setitimer") or not main:
+        yield
+        return
+
+    def expired(_signum: int, _frame: object) -> None:
+        raise NetworkDeadlineError(f"no answer from Sigstore within {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _bundle_bytes(bundle: Any) -> bytes:

@@ -143,7 +143,7 @@ def read_json(
     except _Reject as exc:
         _refuse(source, exc.code, exc.message)
     except json.JSONDecodeError as exc:
-        _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} at line {exc.lineno} column {exc.colno}")
+        _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
     except (ValueError, RecursionError) as exc:  # digit limits and the like: still a refusal
         _refuse(source, codes.JSON_SYNTAX, str(exc)[:120])
     if text[end:].strip(_JSON_WHITESPACE):

@@ -143,7 +143,8 @@ class FileStore(Destination):
             return [Finding(codes.PUBLISH_DESTINATION,
                             f"{self.display}: neither empty nor a horon store (no {MARKER})")]
         if not os.access(root, os.W_OK | os.X_OK):
-            return [Finding(codes.PUBLISH_NOT_WRITABLE, f"{self.display}: permission denied")]
+            return [Finding(codes.PUBLISH_NOT_WRITABLE, f"{self.display}: cannot be written "
+                                                        "(permission denied or read-only)")]
         return []
 
     # --- writing -------------------------------------------------------------------------
