@@ -290,8 +290,9 @@ ABI_TIMEOUT = register(
     "abi.timeout", "The library did not answer within the timeout; the child was killed.",
     "A handshake, describe or frame must return promptly; look for a blocking call.")
 ABI_GARBAGE = register(
-    "abi.garbage", "The child's answer was not one JSON document (something wrote to stdout).",
-    "Libraries must not write to standard output.")
+    "abi.garbage", "The child's answer was not one JSON document: the library wrote into a "
+    "descriptor it did not open (the child's answer channel; its stdout already goes to stderr).",
+    "Write only to descriptors the library opened itself.")
 ABI_STATUS = register(
     "abi.status", "The handshake refused a correct request.",
     "A correct v1 request must be answered with status 0 (OK).")

@@ -9,16 +9,15 @@ from typing import Any
 
 from rich.markup import escape
 
-from horon_bundle import codes
 from horon_bundle.cli import render
-from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
-from horon_bundle.errors import EXIT_OK, Refused
+from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
+from horon_bundle.errors import EXIT_OK
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
 from horon_bundle.publish.receipt import WOULD_PUBLISH, skipped_receipt
 from horon_bundle.publish.signature import VerifierFactory
 from horon_bundle.signature_check import SignatureVerifier
-from horon_bundle.sigstore_trust import PRODUCTION, load_trust
+from horon_bundle.sigstore_trust import load_trust
 
 
 def register(sub: Any) -> None:
@@ -43,17 +42,10 @@ def register(sub: Any) -> None:
 
 def _verifier_factory(args: argparse.Namespace) -> VerifierFactory | None:
     """Check the signer options now; load the trust root only when the gate is open."""
-    identity = identity_from_args(args)
-    trust = trust_from_args(args)
-    if not args.require_signature:
-        if identity is not None or trust.kind != PRODUCTION:
-            raise Refused.one(codes.SIGNATURE_OPTIONS,
-                              "signer options given without --require-signature")
+    wanted = required_signer(args, flag="--require-signature")
+    if wanted is None:
         return None
-    if identity is None:
-        raise Refused.one(codes.SIGNATURE_OPTIONS,
-                          "--require-signature needs the expected signer: --identity and "
-                          "--issuer, or --github-repository")
+    identity, trust = wanted
     return lambda: SignatureVerifier(trust=load_trust(trust), identity=identity)
 
 

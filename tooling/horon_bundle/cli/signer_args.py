@@ -45,17 +45,29 @@ def trust_from_args(args: argparse.Namespace) -> TrustChoice:
     return TrustChoice(STAGING if args.staging else PRODUCTION)
 
 
-def record_signer_from_args(args: argparse.Namespace) -> SignatureVerifier | None:
-    """`build --require-signed-record`: the verifier for REC.sigstore.json, or None."""
+def required_signer(args: argparse.Namespace, *,
+                    flag: str) -> tuple[SignerIdentity, TrustChoice] | None:
+    """The signer a `flag` (e.g. --require-signature) asks for, or None when it is off.
+
+    Signer options without the flag, or the flag without a signer, are usage errors.
+    """
     identity = identity_from_args(args)
     trust = trust_from_args(args)
-    if not args.require_signed_record:
+    if not getattr(args, flag.lstrip("-").replace("-", "_")):
         if identity is not None or trust.kind != PRODUCTION:
-            raise Refused.one(codes.SIGNATURE_OPTIONS,
-                              "signer options given without --require-signed-record")
+            raise Refused.one(codes.SIGNATURE_OPTIONS, f"signer options given without {flag}")
         return None
     if identity is None:
         raise Refused.one(codes.SIGNATURE_OPTIONS,
-                          "--require-signed-record needs the expected signer: --identity and "
-                          "--issuer, or --github-repository")
+                          f"{flag} needs the expected signer: --identity and --issuer, or "
+                          "--github-repository")
+    return identity, trust
+
+
+def record_signer_from_args(args: argparse.Namespace) -> SignatureVerifier | None:
+    """`build --require-signed-record`: the verifier for REC.sigstore.json, or None."""
+    wanted = required_signer(args, flag="--require-signed-record")
+    if wanted is None:
+        return None
+    identity, trust = wanted
     return SignatureVerifier(trust=load_trust(trust), identity=identity)
