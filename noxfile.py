@@ -41,7 +41,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff and mypy --strict over tooling/, tests/ and this file."""
-    session.install(".[test]", "ruff", "mypy")
+    session.install(".[test]", "ruff", "mypy", "nox")
     session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
 
