@@ -1,9 +1,11 @@
 """`horon-bundle doctor` on real bundles: the template passes, every ABI fault is caught.
 
 Fault libraries are the real cdylibs of tests/fixtures/abi-faults, built with cargo once per
-session. Three of them cannot pass the build's own probe (it refuses a segfaulting handshake,
-a 96-byte table and a wire-schema/section disagreement), so they are bundled through the same
-CLI with the probe switched off in that child process only: the product has no switch for it.
+session. Those the build's own probe refuses (a segfaulting handshake, a 96-byte table, a
+wire-schema/section disagreement, a missing symbol, a refused correct request, garbage on the
+answer channel, metadata that is not the declared plugin's ABI v1), and fault-minor (to record
+minor 0, as for a library no build could observe), are bundled through the same CLI with the
+probe switched off in that child process only: the product has no switch for it.
 """
 
 from __future__ import annotations
@@ -427,3 +429,10 @@ def test_doctor_is_documented() -> None:
                  "doctor.side-effect-network", "abi.frame-seq", "abi.buffer-leak"):
         assert f"`{code}`" in text, code
     assert "templates/include/horon_plugin_abi_v1.h" in text
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "soon"])
+def test_bad_timeout_on_the_command_line_is_a_usage_error(value: str, tmp_path: Path) -> None:
+    result = cli("doctor", tmp_path, "--timeout", value)
+    assert result.status == 2
+    assert "Traceback" not in result.stderr

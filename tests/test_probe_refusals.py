@@ -9,6 +9,8 @@ tests/fixtures/abi-faults (see tests/fixtures/README.md).
 `doctor.environment` is the machine, not the bundle: a host whose target triple nobody can
 name (an i686 personality without rustc), and a temporary directory that cannot take the
 library (a file size limit, as a full disk or a quota would).
+
+One guard: every registered code is named by some test module.
 """
 
 from __future__ import annotations
@@ -22,13 +24,23 @@ from pathlib import Path
 
 import pytest
 
+from horon_bundle.errors import registered_codes
 from tests.conftest import BuiltExample
 from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build, error_lines
-from tests.helpers import CliResult, assert_refused, tree_snapshot
-
-pytestmark = pytest.mark.cargo
+from tests.helpers import REPO, CliResult, assert_refused, tree_snapshot
 
 
+def test_every_registered_code_is_named_by_a_test() -> None:
+    """A floor, not a proof: every code appears as a string literal in some test module
+    (each should be asserted by a test that triggers it end to end)."""
+    text = "\n".join(path.read_text(encoding="utf-8")
+                     for path in sorted((REPO / "tests").glob("*.py")))
+    unnamed = [code.name for code in registered_codes()
+               if f'"{code.name}"' not in text and f"'{code.name}'" not in text]
+    assert unnamed == [], "registered codes no test names"
+
+
+@pytest.mark.cargo
 @pytest.mark.parametrize(("plugin", "code", "says"), [
     ("fault-no-symbol", "abi.load",
      "libfault_no_symbol.so: horon_agent_plugin_get_api_v1 is not exported"),
@@ -85,6 +97,7 @@ def _doctor_environment(result: CliResult, bundle: Path, before: dict[str, str],
     return str(finding["message"])
 
 
+@pytest.mark.cargo
 def test_doctor_on_a_host_nobody_can_name(example_release: BuiltExample,
                                           tmp_path: Path) -> None:
     setarch = shutil.which("setarch")
@@ -102,6 +115,7 @@ def test_doctor_on_a_host_nobody_can_name(example_release: BuiltExample,
     assert message == "cannot tell this host's target triple (linux) and rustc is not available"
 
 
+@pytest.mark.cargo
 def test_doctor_when_the_temporary_directory_cannot_take_the_library(
         example_release: BuiltExample, tmp_path: Path) -> None:
     prlimit = shutil.which("prlimit")

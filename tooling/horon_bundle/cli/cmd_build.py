@@ -8,6 +8,7 @@ from typing import Any
 
 from horon_bundle.build import BuildRequest, build
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
 from horon_bundle.errors import EXIT_OK
 
@@ -37,7 +38,7 @@ def register(sub: Any) -> None:
                         help="refuse --record unless REC.sigstore.json verifies (offline) as "
                              "signed by the signer named below")
     add_signer_arguments(parser, what="the artifact record")
-    parser.add_argument("--probe-timeout", type=float, default=20.0,
+    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0,
                         help="seconds the child-process handshake may take")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
     parser.set_defaults(run=run)

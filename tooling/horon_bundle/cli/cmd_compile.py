@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.compile import CompileRequest, compile_records
 from horon_bundle.errors import EXIT_OK
 
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--channel", choices=("release", "qa"), default="release")
     parser.add_argument("--out", type=Path, default=Path("dist"))
     parser.add_argument("--target-dir", type=Path)
-    parser.add_argument("--probe-timeout", type=float, default=20.0)
+    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0)
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(run=run)
 

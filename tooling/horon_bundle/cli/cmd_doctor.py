@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from horon_bundle.abi_probe import DEFAULT_TIMEOUT
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.doctor import doctor_path
 from horon_bundle.doctor_report import PASS, SKIP, DoctorReport
 
@@ -23,7 +24,7 @@ def register(sub: Any) -> None:
                     "matrix, an instance with one tool call, and side effects. POSIX only.")
     parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or .zip")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds the child may run (default {DEFAULT_TIMEOUT:g})")
     parser.set_defaults(run=run)
 
