@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from horon_bundle import codes
+from horon_bundle import codes, paths
 from horon_bundle.cargo_metadata import feature_flags
 from horon_bundle.errors import Refused
 
@@ -167,7 +167,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _library_file(filenames: Sequence[Path], target: str) -> Path:
-    wanted = ".dll" if "windows" in target else (".dylib" if "apple" in target else ".so")
+    wanted = paths.LIBRARY_EXTENSIONS.get(paths.target_os(target) or "linux", ".so")
     for filename in filenames:
         if filename.name.endswith(wanted):
             return filename

@@ -103,16 +103,6 @@ def target_problem(target: str) -> str | None:
 LIBRARY_EXTENSIONS = {"linux": ".so", "darwin": ".dylib", "windows": ".dll"}
 
 
-def library_file_name(target: str, lib_name: str) -> str:
-    """The file name cargo gives a cdylib named `lib_name` on `target`."""
-    os_name = target_os(target)
-    if os_name == "windows":
-        return f"{lib_name}.dll"
-    if os_name == "darwin":
-        return f"lib{lib_name}.dylib"
-    return f"lib{lib_name}.so"
-
-
 # --- identifiers --------------------------------------------------------------------------
 PLUGIN_ID = re.compile(r"^[a-z][a-z0-9-]{1,62}$")
 FEATURE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")

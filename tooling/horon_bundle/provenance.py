@@ -14,7 +14,7 @@ from typing import Any
 
 from horon_bundle import codes
 from horon_bundle.errors import Findings, Refused
-from horon_bundle.evidence import EVIDENCE_INVOCATION, EVIDENCE_KINDS, Advertised, Invocation
+from horon_bundle.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.fields import FieldReader, describe_value
 from horon_bundle.graph import Graph, graph_from_json
 from horon_bundle.strictjson import read_json
@@ -307,9 +307,3 @@ def _byproducts(reader: FieldReader,
             sha = digest.get("sha256") if isinstance(digest, dict) else None
             found[name] = (content, sha if isinstance(sha, str) else None)
     return found
-
-
-def invocation_kind_present(facts: BuildFacts) -> bool:
-    if facts.evidence == EVIDENCE_INVOCATION:
-        return facts.invocation is not None
-    return facts.record is not None

@@ -79,9 +79,6 @@ class VerifyReport:
             "notes": list(self.notes),
         }
 
-    def raise_if_refused(self) -> None:
-        if self.findings:
-            raise Refused(self.findings)
 
 
 def _refusal_findings(exc: Refused) -> list[Finding]:
