@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import stat
 import struct
 import warnings
@@ -187,3 +188,39 @@ def test_archive_with_tampered_entry(example_release: BuiltExample, tmp_path: Pa
             target.writestr(info, data)
     source.close()
     assert_refused(cli("verify", path), "checksum.mismatch")
+
+
+def test_corrupt_deflate_stream_is_a_format_refusal(example_release: BuiltExample,
+                                                    tmp_path: Path) -> None:
+    """zlib reports a damaged stream as zlib.error: it must become archive.format."""
+    data = bytearray(example_release.archive.read_bytes())
+    with zipfile.ZipFile(example_release.archive) as archive:
+        info = archive.getinfo("lib/libhoron_example.so")
+    start = info.header_offset + 30 + len(info.filename.encode())
+    for offset in range(start + 100, start + 140):
+        data[offset] ^= 0xFF
+    path = tmp_path / "corrupt.zip"
+    path.write_bytes(bytes(data))
+    result = cli("verify", path)
+    assert_refused(result, "archive.format")
+
+
+def test_mutated_archives_never_escape_as_exceptions(example_release: BuiltExample,
+                                                     tmp_path: Path) -> None:
+    """A seeded fuzz of the real archive: every mutation is verified or refused, nothing else."""
+    original = example_release.archive.read_bytes()
+    rng = random.Random(20261129)  # noqa: S311 - a reproducible fuzz, not a secret
+    path = tmp_path / "mutant.zip"
+    refused = 0
+    for _ in range(150):
+        data = bytearray(original)
+        for _ in range(rng.randint(1, 6)):
+            region = rng.choice((range(0, 200), range(len(data) - 2000, len(data)),
+                                 range(len(data))))
+            data[rng.choice(region)] = rng.randrange(256)
+        if rng.random() < 0.1:
+            data = data[: rng.randrange(len(data))]
+        path.write_bytes(bytes(data))
+        report = verify_path(path)
+        refused += not report.ok
+    assert refused > 100
