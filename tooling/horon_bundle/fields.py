@@ -77,6 +77,19 @@ class FieldReader:
             return default
         return self.typed(obj.pop(key), kind, join(where, key))
 
+    def take_nullable(self, obj: dict[str, Any], key: str, kind: type[T],
+                      where: str) -> tuple[bool, T | None]:
+        """A field that must be present but may be null: (readable, value)."""
+        path = join(where, key)
+        if key not in obj:
+            self.report(self.missing, path, f"required {self.missing_word} is missing")
+            return False, None
+        value = obj.pop(key)
+        if value is None:
+            return True, None
+        typed = self.typed(value, kind, path)
+        return typed is not None, typed
+
     def strings(self, value: list[Any] | None, where: str) -> list[str] | None:
         if value is None:
             return None

@@ -15,8 +15,9 @@ from typing import Any
 from horon_bundle import codes
 from horon_bundle.errors import Findings, Refused
 from horon_bundle.evidence import EVIDENCE_KINDS, Advertised, Invocation
-from horon_bundle.fields import FieldReader, describe_value
+from horon_bundle.fields import FieldReader, describe_value, join
 from horon_bundle.graph import Graph, graph_from_json
+from horon_bundle.paths import SHA256_HEX
 from horon_bundle.strictjson import read_json
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -220,8 +221,11 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
     declaration = reader.take(external, "declaration", dict, ext) or {}
     source = reader.take(external, "source", dict, ext) or {}
     reader.finish(external, ext)
-    declaration_sha = (declaration.get("digest") or {}).get("sha256")
-    revision, dirty = source.pop("revision", None), source.pop("dirty", None)
+    reader.take(declaration, "path", str, f"{ext}.declaration")
+    declaration_sha = _sha256(reader, declaration, "digest", f"{ext}.declaration")
+    reader.finish(declaration, f"{ext}.declaration")
+    _, revision = reader.take_nullable(source, "revision", str, f"{ext}.source")
+    _, dirty = reader.take_nullable(source, "dirty", bool, f"{ext}.source")
     reader.finish(source, f"{ext}.source")
 
     inn = f"{where}.internalParameters"
@@ -232,20 +236,22 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
     reader.finish(internal, inn)
     patterns = reader.strings(reader.take(qa, "patterns", list, f"{inn}.qa"), f"{inn}.qa.patterns")
     markers = reader.strings(reader.take(qa, "markers", list, f"{inn}.qa"), f"{inn}.qa.markers")
-    providers = reader.take(qa, "providers", list, f"{inn}.qa") or []
+    providers = _providers(reader, reader.take(qa, "providers", list, f"{inn}.qa") or [],
+                           f"{inn}.qa.providers")
     reader.finish(qa, f"{inn}.qa")
     if evidence is not None and evidence not in EVIDENCE_KINDS:
         reader.report(codes.PROVENANCE_SCHEMA, f"{inn}.evidence",
                       f"{describe_value(evidence)} is not one of {EVIDENCE_KINDS}")
 
-    lock_sha = next((d.get("digest", {}).get("sha256") for d in resolved
-                     if isinstance(d, dict) and d.get("name") == "Cargo.lock"), None)
+    lock_sha = _resolved_dependencies(reader, resolved, f"{where}.resolvedDependencies")
     rd = "predicate.runDetails"
     builder = reader.take(run, "builder", dict, rd) or {}
     raw_byproducts = reader.take(run, "byproducts", list, rd) or []
     reader.finish(run, rd)
     builder_id = reader.take(builder, "id", str, f"{rd}.builder")
-    tool = (builder.pop("version", None) or {}).get("horon-bundle", "")
+    versions = reader.take(builder, "version", dict, f"{rd}.builder") or {}
+    tool = reader.take(versions, "horon-bundle", str, f"{rd}.builder.version")
+    reader.finish(versions, f"{rd}.builder.version")
     reader.finish(builder, f"{rd}.builder")
     byproducts = _byproducts(reader, raw_byproducts)
 
@@ -270,14 +276,69 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
     return BuildFacts(
         plugin_id=plugin_id, package=package, version=version, target=target, profile=profile,
         channel=channel, claim=tuple(claim), features=tuple(features),
-        declaration_sha256=declaration_sha if isinstance(declaration_sha, str) else "",
-        source_revision=revision if isinstance(revision, str) else None,
-        source_dirty=dirty if isinstance(dirty, bool) else None, source_date_epoch=epoch,
+        declaration_sha256=declaration_sha or "", source_revision=revision,
+        source_dirty=dirty, source_date_epoch=epoch,
         qa_patterns=tuple(patterns), qa_markers=tuple(markers),
-        qa_providers=tuple(p for p in providers if isinstance(p, dict)), evidence=evidence,
+        qa_providers=tuple(providers), evidence=evidence,
         invocation=invocation, record=record, record_sha256=record_sha, graph=graph,
-        advertised=advertised, cargo_lock_sha256=lock_sha if isinstance(lock_sha, str) else "",
-        builder_id=builder_id, tool_version=tool if isinstance(tool, str) else "")
+        advertised=advertised, cargo_lock_sha256=lock_sha or "",
+        builder_id=builder_id, tool_version=tool or "")
+
+
+def _sha256(reader: FieldReader, obj: dict[str, Any], key: str, where: str) -> str | None:
+    """A `{"sha256": "<64 hex>"}` digest field, nothing else in it."""
+    digest = reader.take(obj, key, dict, where)
+    if digest is None:
+        return None
+    digest = dict(digest)
+    value = reader.take(digest, "sha256", str, join(where, key))
+    reader.finish(digest, join(where, key))
+    if value is not None and not SHA256_HEX.match(value):
+        reader.report(codes.PROVENANCE_SCHEMA, join(where, key), f"{value!r} is not 64 hex")
+        return None
+    return value
+
+
+def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> str | None:
+    """Decode every resolved dependency; return the Cargo.lock digest."""
+    lock: str | None = None
+    for index, item in enumerate(raw):
+        place = join(where, index)
+        obj = reader.typed(item, dict, place)
+        if obj is None:
+            continue
+        obj = dict(obj)
+        name = reader.take(obj, "name", str, place)
+        digest = obj.pop("digest", None)
+        annotations = obj.pop("annotations", None)
+        reader.finish(obj, place)
+        if annotations is not None:
+            reader.typed(annotations, dict, join(place, "annotations"))
+        if digest is not None:
+            digest = reader.typed(digest, dict, join(place, "digest"))
+            values = list((digest or {}).values())
+            if digest is not None and not all(isinstance(v, str) for v in values):
+                reader.report(codes.PROVENANCE_SCHEMA, join(place, "digest"),
+                              "digest values must be strings")
+            elif name == "Cargo.lock" and digest is not None:
+                value = digest.get("sha256")
+                lock = value if isinstance(value, str) else None
+    return lock
+
+
+def _providers(reader: FieldReader, raw: list[Any],
+               where: str) -> list[dict[str, str | None]]:
+    providers = []
+    for index, item in enumerate(raw):
+        obj = reader.typed(item, dict, join(where, index))
+        if obj is None:
+            continue
+        if not all(isinstance(v, str) or v is None for v in obj.values()):
+            reader.report(codes.PROVENANCE_SCHEMA, join(where, index),
+                          "provider fields must be strings or null")
+            continue
+        providers.append(dict(obj))
+    return providers
 
 
 def _byproducts(reader: FieldReader,
