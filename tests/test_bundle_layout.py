@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from horon_bundle import bundle_source
+from horon_bundle.verify import verify_path
 from tests.conftest import BuiltExample
 from tests.helpers import (
     assert_refused,
@@ -216,3 +218,11 @@ def test_checksum_file_faults(bundle: Path, case: str) -> None:
     else:
         sums.write_text("".join(line + "\n" for line in edits[how]()))
     _refused(bundle, code)
+
+
+def test_mode_rules_are_posix_only(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows reports synthetic modes; there a directory bundle's mode bits are not judged."""
+    (bundle / "LICENSE").chmod(0o666)
+    assert "layout.mode" in [f.code.name for f in verify_path(bundle).findings]
+    monkeypatch.setattr(bundle_source, "POSIX_MODES", False)
+    assert verify_path(bundle).ok

@@ -29,7 +29,7 @@ class ByteStream(Protocol):
 class BundleFile:
     path: str
     size: int
-    executable: bool
+    executable: bool | None  # None: the file system keeps no POSIX mode bits (Windows)
 
 
 class BundleSource(ABC):
@@ -66,6 +66,11 @@ class BundleSource(ABC):
         self.close()
 
 
+# Windows reports synthetic mode bits (0o666 for every writable file, x for .exe/.bat), so
+# mode checks on a directory bundle are POSIX-only; archives carry their own Unix modes.
+POSIX_MODES = os.name == "posix"
+
+
 class DirectorySource(BundleSource):
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -95,11 +100,12 @@ class DirectorySource(BundleSource):
                 self.layout_findings.add(codes.LAYOUT_FILE_TYPE,
                                          f"{where} is a hard link ({info.st_nlink} links)")
             else:
-                if info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH):
+                unsafe = stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH
+                if POSIX_MODES and info.st_mode & unsafe:
                     self.layout_findings.add(
                         codes.LAYOUT_MODE, f"{where} has mode {stat.S_IMODE(info.st_mode):o}")
-                self.files[relative] = BundleFile(relative, info.st_size,
-                                                  bool(info.st_mode & stat.S_IXUSR))
+                executable = bool(info.st_mode & stat.S_IXUSR) if POSIX_MODES else None
+                self.files[relative] = BundleFile(relative, info.st_size, executable)
 
     def open(self, path: str) -> ByteStream:
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)

@@ -253,7 +253,7 @@ def _check_files(source: BundleSource, manifest: Manifest, listed: dict[str, str
                                                    f"!= plugin.json {ref.sha256}")
     for sidecar in manifest.sidecars:
         info = source.files.get(sidecar.file.path)
-        if info is not None and info.executable != sidecar.executable:
+        if info is not None and info.executable not in (None, sidecar.executable):
             integrity.add(codes.LAYOUT_MODE, f"{label}: {sidecar.file.path!r} executable bit "
                                              f"is {info.executable}, plugin.json says "
                                              f"{sidecar.executable}")
