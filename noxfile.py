@@ -40,10 +40,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff and mypy --strict over tooling/, tests/ and this file."""
-    session.install(".[test]", "ruff", "mypy", "nox")
+    """ruff, mypy --strict and the import-layer contracts (docs/architecture.md)."""
+    session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter")  # -e: lint-imports
+    # then reads this tree, not a copy installed earlier
     session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
+    session.run("lint-imports")
 
 
 @nox.session(default=False)

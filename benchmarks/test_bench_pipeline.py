@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from horon_bundle.archive import write_archive
-from horon_bundle.hashing import hash_file
+from horon_bundle.build.archive import write_archive
+from horon_bundle.core.hashing import hash_file
 
 SIZE = 512 << 20
 
@@ -53,7 +53,7 @@ def test_verify_memory_is_flat(big_file: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     (bundle / "lib").mkdir(parents=True)
     os.link(big_file, bundle / "lib" / big_file.name)
-    script = ("import resource,sys; from horon_bundle.verify import verify_path; "
+    script = ("import resource,sys; from horon_bundle.verify.judge import verify_path; "
               "verify_path(__import__('pathlib').Path(sys.argv[1])); "
               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     done = subprocess.run([sys.executable, "-c", script, str(bundle)], capture_output=True,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.strictjson import canonical_bytes
+from horon_bundle.core.strictjson import canonical_bytes
 from tests.helpers import FIXTURES, CliResult, assert_refused, cli, edit_manifest, rewrite_listing
 
 ABI_FAULTS = FIXTURES / "abi-faults"

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from horon_bundle import abi_section
-from horon_bundle.abi_section import (
+from horon_bundle.abi import binary_formats
+from horon_bundle.abi import section as abi_section
+from horon_bundle.abi.section import (
     MAX_SECTION_BYTES,
     StreamWindows,
     WindowedAccess,
@@ -25,7 +26,7 @@ from horon_bundle.abi_section import (
     read_section,
     read_section_file,
 )
-from horon_bundle.errors import Refused
+from horon_bundle.core.errors import Refused
 from tests.conftest import BuiltExample
 from tests.native_bins import SECTION_JSON, make_macho, make_pe
 
@@ -303,7 +304,7 @@ def test_windowed_access_reads_the_library_once_when_the_windows_cover_it(elf: b
 def test_module_constants_match_the_template() -> None:
     abi_rs = (Path(__file__).parent.parent / "templates" / "plugin" / "src" /
               "abi.rs").read_text()
-    assert f'SECTION_NAME_ELF_PE: &str = "{abi_section.ELF_SECTION}"' in abi_rs
-    assert (f'SECTION_NAME_MACHO: &str = "{abi_section.MACHO_SEGMENT},'
-            f'{abi_section.MACHO_SECTION}"') in abi_rs
+    assert f'SECTION_NAME_ELF_PE: &str = "{binary_formats.ELF_SECTION}"' in abi_rs
+    assert (f'SECTION_NAME_MACHO: &str = "{binary_formats.MACHO_SEGMENT},'
+            f'{binary_formats.MACHO_SECTION}"') in abi_rs
     assert f'SECTION_FORMAT: &str = "{abi_section.SECTION_FORMAT}"' in abi_rs

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle import archive_reader
-from horon_bundle.archive_reader import validate_archive
-from horon_bundle.errors import Refused
-from horon_bundle.verify import verify_path
+from horon_bundle.core.errors import Refused
+from horon_bundle.verify import archive_reader
+from horon_bundle.verify.archive_reader import validate_archive
+from horon_bundle.verify.judge import verify_path
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, tree_snapshot
 

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.audit import AuditOptions, audit_options, audit_path
-from horon_bundle.errors import Refused
-from horon_bundle.policy import SignatureRequired, SignedBy, Subject, parse_policy
-from horon_bundle.signature_check import SignatureVerifier, verify_file
-from horon_bundle.signer_identity import signer_identity
-from horon_bundle.sigstore_trust import PRODUCTION, STAGING, TrustChoice, load_trust
-from horon_bundle.verify import VerifyReport, verify_path
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.signer import signer_identity
+from horon_bundle.rules.policy import SignatureRequired, SignedBy, Subject, parse_policy
+from horon_bundle.verify.audit import AuditOptions, audit_options, audit_path
+from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.signature import SignatureVerifier, verify_file
+from horon_bundle.verify.trust import PRODUCTION, STAGING, TrustChoice, load_trust
 from tests.conftest import BuiltExample
 from tests.helpers import REPO, TEMPLATE, assert_refused, cli, tree_snapshot
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.assemble import StagedFile, assemble_bundle
-from horon_bundle.errors import Refused
-from horon_bundle.graph import lock_checksums
-from horon_bundle.hashing import Digest
-from horon_bundle.manifest import Asset, FileDigest, License, Manifest
+from horon_bundle.build.assemble import StagedFile, assemble_bundle
+from horon_bundle.cargo.resolve import lock_checksums
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.hashing import Digest
+from horon_bundle.model.manifest import Asset, FileDigest, License, Manifest
 from tests.helpers import HOST, TEMPLATE, assert_refused, cli, copy_workspace, tree_snapshot
 
 
@@ -113,3 +113,15 @@ def test_staged_bundle_that_does_not_verify_is_never_renamed(tmp_path: Path) -> 
                         provenance=lambda digests: b"{}\n", manifest=manifest)
     assert caught.value.codes() == ["build.nondeterministic"]
     assert [p.name for p in out.iterdir()] == []
+
+
+def test_an_output_that_cannot_be_written_is_an_environment_problem(
+        tmp_path: Path, cargo_target_dir: Path) -> None:
+    """A failed write is `output.write-failed`, exit 3 (never exit 4), and nothing is left."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    before = tree_snapshot(tmp_path)
+    result = cli("build", TEMPLATE, "--out", blocker / "dist", "--target-dir", cargo_target_dir)
+    assert_refused(result, "output.write-failed", status=3)
+    assert str(blocker / "dist") in result.stderr
+    assert tree_snapshot(tmp_path) == before

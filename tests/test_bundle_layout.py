@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from horon_bundle import bundle_source
-from horon_bundle.verify import verify_path
+from horon_bundle.verify import source as bundle_source
+from horon_bundle.verify.judge import verify_path
 from tests.conftest import BuiltExample
 from tests.helpers import (
     assert_refused,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from horon_bundle.cli.cmd_codes import markdown
-from horon_bundle.errors import registered_codes
+from horon_bundle.core.errors import registered_codes
 from tests.helpers import REPO, cli
 
 

@@ -22,10 +22,11 @@ from typing import Any
 
 import pytest
 
-from horon_bundle import codes
-from horon_bundle.doctor import doctor_path
-from horon_bundle.doctor_sandbox import triple_from_platform
-from horon_bundle.errors import EXIT_ENVIRONMENT, Refused
+from horon_bundle.core import codes
+from horon_bundle.core.errors import EXIT_ENVIRONMENT, Refused
+from horon_bundle.doctor.run import doctor_path, phase_results
+from horon_bundle.load.host import triple_from_platform
+from horon_bundle.load.runner import ChildOutcome
 from tests.conftest import BuiltExample
 from tests.helpers import (
     FIXTURES,
@@ -55,8 +56,8 @@ PROBE_REFUSED = frozenset({
 HAS_STRACE = shutil.which("strace") is not None
 _BUILD_WITHOUT_PROBE = (
     "import sys\n"
-    "from horon_bundle import library_build\n"
-    "library_build.read_advertised = lambda library, **_: (None, ['probe disabled for a doctor "
+    "from horon_bundle.build import advertised\n"
+    "advertised.read_advertised = lambda library, **_: (None, ['probe disabled for a doctor "
     "fixture'])\n"
     "from horon_bundle.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
@@ -436,3 +437,14 @@ def test_bad_timeout_on_the_command_line_is_a_usage_error(value: str, tmp_path: 
     result = cli("doctor", tmp_path, "--timeout", value)
     assert result.status == 2
     assert "Traceback" not in result.stderr
+
+
+def test_a_failing_doctor_child_is_a_refusal_not_a_crash(tmp_path: Path) -> None:
+    """The observer in the child reports its own failure; doctor refuses with its code."""
+    progress = tmp_path / "progress.jsonl"
+    progress.write_bytes(b'{"begin": "load"}\n')
+    outcome = ChildOutcome(answer={"child_error": "ValueError: the library lied"},
+                           returncode=0, timed_out=False, stderr="", stdout_problem=None)
+    with pytest.raises(Refused) as refused:
+        phase_results(outcome, progress)
+    assert refused.value.codes() == ["abi.child-error"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.errors import registered_codes
+from horon_bundle.core.errors import registered_codes
 from tests.conftest import BuiltExample
 from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build, error_lines
 from tests.helpers import REPO, CliResult, assert_refused, tree_snapshot

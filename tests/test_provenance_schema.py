@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from horon_bundle.errors import Refused
-from horon_bundle.provenance import parse_provenance
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.provenance import parse_provenance
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, copy_bundle, edit_provenance
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.errors import Refused
+from horon_bundle.core.errors import Refused
 from horon_bundle.publish.destination import ABSENT, PUBLISHED, FileAddress
 from horon_bundle.publish.file_store import FileStore
 from horon_bundle.publish.preflight import check_archive

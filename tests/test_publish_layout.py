@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from horon_bundle import paths
-from horon_bundle.errors import Refused
+from horon_bundle.core import paths
+from horon_bundle.core.errors import Refused
 from horon_bundle.publish.destination import FileAddress, OciAddress, parse_address
 from horon_bundle.publish.oci_client import RegistryClient
 from horon_bundle.publish.oci_layout import (

@@ -12,10 +12,11 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
-from horon_bundle.cargo_metadata import Package
-from horon_bundle.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.notices import build_notices
-from horon_bundle.sbom import SbomSubject, build_sbom
+from horon_bundle.assets.notices import build_notices
+from horon_bundle.assets.sbom import build_sbom
+from horon_bundle.assets.sbom_subject import SbomSubject
+from horon_bundle.cargo.metadata import Package
+from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
 
 REGISTRY = "registry+https://github.com/rust-lang/crates.io-index"
 CHECKSUM = "ab" * 32

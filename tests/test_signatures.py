@@ -8,7 +8,6 @@ stop at once with exit 3 and a hint, writing nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib.resources
 import json
@@ -25,12 +24,13 @@ import pytest
 from sigstore.models import Bundle
 from sigstore.verify import Verifier, policy
 
-from horon_bundle import signing
-from horon_bundle.errors import Refused
-from horon_bundle.hashing import Digest
-from horon_bundle.signature_check import SignatureVerifier, verify_file
-from horon_bundle.signer_identity import SignerIdentity, signer_identity
-from horon_bundle.sigstore_trust import (
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.hashing import Digest
+from horon_bundle.model.signer import SignerIdentity, signer_identity
+from horon_bundle.sign import files as signing_files
+from horon_bundle.sign import signer as signing
+from horon_bundle.verify.signature import SignatureVerifier, verify_file
+from horon_bundle.verify.trust import (
     PINNED,
     PRODUCTION,
     PRODUCTION_TUF_URL,
@@ -470,7 +470,7 @@ def test_sign_files_writes_signatures_beside_each_input(example_release: BuiltEx
     record = tmp_path / "record.json"
     shutil.copyfile(compiled[1], record)
     signer = _RecordingSigner()
-    signed = signing.sign_files(signing.prepare([archive, record]), signer)
+    signed = signing_files.sign_files(signing_files.prepare([archive, record]), signer)
     assert [s.kind for s in signed] == ["archive", "record"]
     assert signer.digests == [hashlib.sha256(archive.read_bytes()).hexdigest(),
                               hashlib.sha256(record.read_bytes()).hexdigest()]
@@ -496,23 +496,3 @@ def test_a_provenance_signature_that_is_no_dsse_envelope_is_refused(
     assert checks["signature.present"]["result"] == "skip"
     assert checks["signature.provenance"]["result"] == "fail"
     assert "DSSE" in checks["signature.provenance"]["findings"][0]["message"]
-
-
-def test_the_publish_entry_point(signed_text: Path) -> None:
-    """publish/signature.py calls `signing.verify_for_publish` with its own policy object."""
-    @dataclasses.dataclass
-    class PublishPolicy:
-        identity: str | None
-        issuer: str | None
-        github_repository: str | None = None
-        staging: bool = True
-
-    signature = signed_text.parent / "bundle_v3.txt.sigstore.json"
-    assert signing.verify_for_publish(signed_text, signature,
-                                      PublishPolicy(IDENTITY, ISSUER)) == []
-    wrong = signing.verify_for_publish(signed_text, signature,
-                                       PublishPolicy("mallory@example.com", ISSUER))
-    assert [f.code.name for f in wrong] == ["signature.identity"]
-    with pytest.raises(Refused) as refused:
-        signing.verify_for_publish(signed_text, signature, PublishPolicy(None, None))
-    assert refused.value.codes() == ["signature.options"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from horon_bundle.signing import NetworkDeadlineError, network_deadline
+from horon_bundle.sign.signer import NetworkDeadlineError, network_deadline
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, tree_snapshot
 

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from horon_bundle import checksums, paths
-from horon_bundle.errors import Refused
-from horon_bundle.manifest import parse_manifest
-from horon_bundle.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
+from horon_bundle.core import paths
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
+from horon_bundle.model import checksums
+from horon_bundle.model.manifest import parse_manifest
 
 safe_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 json_values = st.recursive(

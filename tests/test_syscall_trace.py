@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from horon_bundle.syscall_trace import decode_string, offences, parse_calls, split_args
+from horon_bundle.doctor.trace import decode_string, offences, parse_calls, split_args
 
 LOG = """\
 100 openat(AT_FDCWD</w>, "/home/x/early", O_WRONLY|O_CREAT, 0644) = 3</home/x/early>

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from horon_bundle.verify import verify_path
+from horon_bundle.verify.judge import verify_path
 from tests.conftest import BuiltExample
 from tests.gate_helpers import resign_provenance
 from tests.helpers import HOST, CliResult, cli, copy_bundle, edit_manifest, rewrite_listing

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from horon_bundle.build import BuildRequest, build
+from horon_bundle.build.pipeline import build
+from horon_bundle.build.request import BuildRequest
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
-from horon_bundle.errors import EXIT_OK
+from horon_bundle.core.errors import EXIT_OK
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser("build", help="build and bundle a plugin",
-                            description="Build the declared library with cargo (or bind a "
-                                        "prebuilt one through its artifact record), gate it, "
-                                        "assemble and verify the bundle, write its archive.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Build the declared library with cargo (or bind a prebuilt one through its artifact "
+        "record), gate it, assemble and verify the bundle, write its archive."
+    )
     parser.add_argument("workspace", nargs="?", type=Path, default=Path(),
                         help="plugin workspace holding horon-release.toml (default: .)")
     parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
+from horon_bundle.build.compile import compile_records
+from horon_bundle.build.request import CompileRequest
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import positive_seconds
-from horon_bundle.compile import CompileRequest, compile_records
-from horon_bundle.errors import EXIT_OK
+from horon_bundle.core.errors import EXIT_OK
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser("compile", help="build the library and write an artifact record",
-                            description="Build the declared library on this (native) runner "
-                                        "and write an artifact record binding it, for "
-                                        "`build --prebuilt LIB --record REC` elsewhere.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Build the declared library on this (native) runner and write an artifact record "
+        "binding it, for `build --prebuilt LIB --record REC` elsewhere."
+    )
     parser.add_argument("workspace", nargs="?", type=Path, default=Path())
     parser.add_argument("--plugin", dest="plugin_id")
     parser.add_argument("--target", action="append", default=[])

@@ -6,22 +6,22 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
-from horon_bundle.abi_probe import DEFAULT_TIMEOUT
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import positive_seconds
-from horon_bundle.doctor import doctor_path
-from horon_bundle.doctor_report import PASS, SKIP, DoctorReport
+from horon_bundle.cli.render import escape
+from horon_bundle.doctor.report import DoctorReport
+from horon_bundle.doctor.run import doctor_path
+from horon_bundle.load.runner import DEFAULT_TIMEOUT
+from horon_bundle.model.checks import PASS, SKIP
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "doctor", help="load a bundle's library in a child process and check the ABI contract",
-        description="Verify the bundle, check its target, then load its library in a child "
-                    "process (timeout, empty HOME, no network where possible, traced with "
-                    "strace where available) and check the ABI v1 handshake, the refusal "
-                    "matrix, an instance with one tool call, and side effects. POSIX only.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Verify the bundle, check its target, then load its library in a child process "
+        "(timeout, empty HOME, no network where possible, traced with strace where available) "
+        "and check the ABI v1 handshake, the refusal matrix, an instance with one tool call, "
+        "and side effects. POSIX only."
+    )
     parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or .zip")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",

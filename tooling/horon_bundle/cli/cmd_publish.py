@@ -5,27 +5,25 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
-
-from rich.markup import escape
 
 from horon_bundle.cli import render
+from horon_bundle.cli.render import escape
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
-from horon_bundle.errors import EXIT_OK
+from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
 from horon_bundle.publish.receipt import WOULD_PUBLISH, skipped_receipt
 from horon_bundle.publish.signature import VerifierFactory
-from horon_bundle.signature_check import SignatureVerifier
-from horon_bundle.sigstore_trust import load_trust
+from horon_bundle.verify.signature import SignatureVerifier
+from horon_bundle.verify.trust import load_trust
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "publish", help="publish a release's archives (gated by two variables)",
-        description="Publish every archive in DIST_DIR to HORON_PUBLISH_DESTINATION, only when "
-                    "HORON_PUBLISH_ENABLED is exactly 'true' and the destination is set; "
-                    "otherwise print one line saying why it was skipped and exit 0.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Publish every archive in DIST_DIR to HORON_PUBLISH_DESTINATION, only when "
+        "HORON_PUBLISH_ENABLED is exactly 'true' and the destination is set; otherwise print "
+        "one line saying why it was skipped and exit 0."
+    )
     parser.add_argument("dist_dir", nargs="?", type=Path, default=Path("dist"),
                         metavar="DIST_DIR", help="directory `build --out` wrote (default: dist)")
     parser.add_argument("--dry-run", action="store_true",

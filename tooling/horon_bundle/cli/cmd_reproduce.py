@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.markup import escape
 
 from horon_bundle.cli import render
-from horon_bundle.errors import exit_status_for
-from horon_bundle.reproduce import IDENTICAL, reproduce
+from horon_bundle.cli.render import escape
+from horon_bundle.core.errors import exit_status_for
+from horon_bundle.reproduce.rebuild import reproduce
+from horon_bundle.reproduce.report import IDENTICAL
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "reproduce", help="rebuild a bundle from source and compare it byte for byte",
-        description="Re-run the bundle's recorded cargo invocation from a clean checkout in a "
-                    "fresh target directory (recorded toolchain and revision checked first), "
-                    "then compare the library and sidecars byte for byte and every other file "
-                    "(provenance field by field, builder id excepted). Exit 0 identical, "
-                    "1 different.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Re-run the bundle's recorded cargo invocation from a clean checkout in a fresh "
+        "target directory (recorded toolchain and revision checked first), then compare the "
+        "library and sidecars byte for byte and every other file (provenance field by field, "
+        "builder id excepted). Exit 0 identical, 1 different."
+    )
     parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or archive")
     parser.add_argument("--source", type=Path, required=True, metavar="DIR",
                         help="the plugin workspace checkout to rebuild from")

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.cli import render
-from horon_bundle.errors import EXIT_OK
-from horon_bundle.signing import ambient_signer, prepare, sign_files
+from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.sign.files import prepare, sign_files
+from horon_bundle.sign.signer import ambient_signer
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "sign", help="sign archives and artifact records with Sigstore (in CI)",
-        description="Sign bundle archives (.zip) and artifact records (record.json) keylessly "
-                    "with the OIDC identity of the CI job (GitHub Actions: `permissions: "
-                    "id-token: write`) or SIGSTORE_IDENTITY_TOKEN; writes <file>.sigstore.json "
-                    "(and <archive>.provenance.sigstore.json, a DSSE envelope over the "
-                    "provenance statement). Never interactive: with no identity, exit 3.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Sign bundle archives (.zip) and artifact records (record.json) keylessly with the "
+        "OIDC identity of the CI job (GitHub Actions: `permissions: id-token: write`) or "
+        "SIGSTORE_IDENTITY_TOKEN; writes <file>.sigstore.json (and "
+        "<archive>.provenance.sigstore.json, a DSSE envelope over the provenance statement). "
+        "Never interactive: with no identity, exit 3."
+    )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
     parser.add_argument("--staging", action="store_true",
                         help="sign with Sigstore's staging instance (for testing a workflow)")

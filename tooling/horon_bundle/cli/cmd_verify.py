@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from rich.markup import escape
-
-from horon_bundle.audit import audit_options, audit_path
 from horon_bundle.cli import render
+from horon_bundle.cli.render import escape
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
-from horon_bundle.errors import EXIT_OK, exit_status_for
-from horon_bundle.policy import load_policy
-from horon_bundle.verify import PASS, SKIP
+from horon_bundle.core.errors import exit_status_for
+from horon_bundle.model.checks import PASS, SKIP
+from horon_bundle.rules.policy import load_policy
+from horon_bundle.verify.audit import audit_options, audit_path
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser("verify", help="verify a bundle directory or archive",
-                            description="Verify bundles offline: strict plugin.json, layout, "
-                                        "checksums, provenance binding, evidence, graph, "
-                                        "features; signatures and an audit policy.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Verify bundles offline: strict plugin.json, layout, checksums, provenance binding, "
+        "evidence, graph, features; signatures and an audit policy."
+    )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--require-signature", action="store_true",
@@ -38,9 +36,8 @@ def run(args: argparse.Namespace) -> int:
         require_signature=args.require_signature,
         policy=load_policy(args.policy) if args.policy is not None else None)
     reports = [audit_path(path, options) for path in args.paths]
-    worst = EXIT_OK
     for report in reports:
-        render.stderr.print(f"[bold]{report.path}[/]")
+        render.stderr.print(f"[bold]{escape(report.path)}[/]")
         for check in report.checks:
             mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]"}.get(check.status,
                                                                          "[red]FAIL[/]")
@@ -49,7 +46,6 @@ def run(args: argparse.Namespace) -> int:
         for text in report.notes:
             render.stderr.print(f"  [dim]note: {escape(text)}[/]")
         render.findings(report.findings)
-        worst = max(worst, exit_status_for(report.findings))
         verdict = "[bold green]verified[/]" if report.ok else "[bold red]refused[/]"
         render.stderr.print(f"  {verdict}")
     if args.json:
@@ -57,4 +53,4 @@ def run(args: argparse.Namespace) -> int:
             "format": "horon.verify-reports.v1", "ok": all(r.ok for r in reports),
             "reports": [r.to_json() for r in reports]}
         render.print_json(document)
-    return worst
+    return exit_status_for([f for report in reports for f in report.findings])

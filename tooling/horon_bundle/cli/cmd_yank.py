@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
-
-from rich.markup import escape
 
 from horon_bundle.cli import render
-from horon_bundle.errors import EXIT_OK
+from horon_bundle.cli.render import escape
+from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.publisher import YankRequest, yank
 
 
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "yank", help="withdraw a published version (its bytes stay; it can never be reused)",
-        description="Mark ID VERSION (one --target, or every published target) withdrawn at "
-                    "HORON_PUBLISH_DESTINATION; gated by the same two variables as publish.")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Mark ID VERSION (one --target, or every published target) withdrawn at "
+        "HORON_PUBLISH_DESTINATION; gated by the same two variables as publish."
+    )
     parser.add_argument("plugin_id", metavar="ID")
     parser.add_argument("version", metavar="VERSION")
     parser.add_argument("--target", help="one target (default: every published target)")

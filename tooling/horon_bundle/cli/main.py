@@ -1,53 +1,87 @@
-"""`horon-bundle`: argument parsing, dispatch, and the one place refusals become exit codes."""
+"""`horon-bundle`: argument parsing, dispatch, and the one place refusals become exit codes.
+
+Start-up stays cheap: `--version` imports nothing but this module, and a command's module
+(with the stages it drives) is imported only when that command runs; `--help` names every
+command from the table below without importing any of them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import horon_bundle
-from horon_bundle.cli import (
-    cmd_build,
-    cmd_codes,
-    cmd_compile,
-    cmd_doctor,
-    cmd_publish,
-    cmd_reproduce,
-    cmd_sign,
-    cmd_verify,
-    cmd_yank,
-    render,
-)
-from horon_bundle.errors import EXIT_INTERNAL, EXIT_USAGE, Refused
+from horon_bundle.core.errors import EXIT_INTERNAL, EXIT_USAGE, Refused
 
-COMMANDS = (cmd_build, cmd_compile, cmd_verify, cmd_doctor, cmd_publish, cmd_yank,
-            cmd_sign, cmd_reproduce, cmd_codes)
+PROG = "horon-bundle"
+# name -> (module under horon_bundle.cli, one-line help), in the order `--help` lists them
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("cmd_build", "build and bundle a plugin"),
+    "compile": ("cmd_compile", "build the library and write an artifact record"),
+    "verify": ("cmd_verify", "verify a bundle directory or archive"),
+    "doctor": ("cmd_doctor",
+               "load a bundle's library in a child process and check the ABI contract"),
+    "publish": ("cmd_publish", "publish a release's archives (gated by two variables)"),
+    "yank": ("cmd_yank",
+             "withdraw a published version (its bytes stay; it can never be reused)"),
+    "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
+    "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
+    "codes": ("cmd_codes", "list every refusal code"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
+        from horon_bundle.cli import render  # noqa: PLC0415 - rich only when something is shown
+
         self.print_usage(sys.stderr)
-        render.stderr.print(f"[bold red]usage error:[/] {message}")
+        render.stderr.print(f"[bold red]usage error:[/] {render.escape(message)}")
         raise SystemExit(EXIT_USAGE)
 
 
-def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="horon-bundle",
+def command_module(name: str) -> Any:
+    return importlib.import_module(f"horon_bundle.cli.{COMMANDS[name][0]}")
+
+
+def parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only `chosen`'s module is imported to add its options (None: every one)."""
+    top = _Parser(prog=PROG,
                   description="Build, check, sign, publish and audit native plugin bundles.")
     top.add_argument("--version", action="version", version=horon_bundle.__version__)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                              parser_class=_Parser)
-    for command in COMMANDS:
-        command.register(sub)
+    for name, (_module, summary) in COMMANDS.items():
+        command = sub.add_parser(name, help=summary)
+        if chosen is None or name == chosen:
+            command_module(name).configure(command)
     return top
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command the arguments name (the first word that is one), if any."""
+    for word in argv:
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-"):
+            return None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:
+        sys.stdout.write(f"{PROG} {horon_bundle.__version__}\n")
+        return 0
+    chosen = _chosen(arguments)
+    args = parser(chosen).parse_args(arguments)
     as_json = bool(getattr(args, "json", False))
+    from horon_bundle.cli import render  # noqa: PLC0415 - after parsing: --help needs no rich
+
     try:
         status: int = args.run(args)
     except Refused as exc:
@@ -61,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
         if os.environ.get("HORON_DEBUG"):
             traceback.print_exc()
-        render.stderr.print(f"[bold red]INTERNAL ERROR[/] {type(exc).__name__}: {exc}")
+        render.stderr.print(f"[bold red]INTERNAL ERROR[/] {type(exc).__name__}: "
+                            f"{render.escape(str(exc))}")
         render.stderr.print("  [dim]hint:[/] this is a horon-bundle bug; rerun with "
                             "HORON_DEBUG=1 and report the traceback")
         return EXIT_INTERNAL

@@ -8,11 +8,20 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
-from horon_bundle.errors import Finding
+from horon_bundle.core.errors import Finding
 
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F]}
+_CONTROL.update({0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def escape(text: str) -> str:
+    """`text` safe to print inside markup: rich's markup escaped, control characters (a
+    newline, an escape sequence, a Unicode line separator) shown as `\\xNN`, so no value the
+    CLI prints can forge a line of its own."""
+    return _markup_escape(text.translate(_CONTROL))
 
 
 def print_json(document: Any) -> None:

@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from horon_bundle import codes
-from horon_bundle.errors import Refused
-from horon_bundle.signature_check import SignatureVerifier
-from horon_bundle.signer_identity import SignerIdentity, signer_identity
-from horon_bundle.sigstore_trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.signer import SignerIdentity, signer_identity
+from horon_bundle.verify.signature import SignatureVerifier
+from horon_bundle.verify.trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
 
 
 def add_signer_arguments(parser: Any, *, what: str) -> None:

@@ -14,12 +14,11 @@ import socket
 import sys
 import urllib.parse
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from horon_bundle import codes
-from horon_bundle.errors import Finding, Refused
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.publish.gate import DESTINATION_VARIABLE
 from horon_bundle.publish.release import ReleaseItem
 
@@ -30,6 +29,7 @@ _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 
 ABSENT, PRESENT, YANKED = "absent", "present", "yanked"
 PUBLISHED, ALREADY_PUBLISHED = "published", "already-published"
+YANK_FORMAT = "horon.yank.v1"  # the record of a withdrawal, in every destination
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,13 +215,3 @@ def is_loopback(host: str) -> bool:
         return False
     return bool(infos) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback
                                for info in infos)
-
-
-def open_destination(address: Address, environ: Mapping[str, str]) -> Destination:
-    """The destination for a parsed address (the OCI client is imported only when needed);
-    `environ` supplies registry credentials and the Docker config location."""
-    if isinstance(address, FileAddress):
-        from horon_bundle.publish.file_store import FileStore  # noqa: PLC0415 - one seam
-        return FileStore(address)
-    from horon_bundle.publish.oci_registry import OciRegistry  # noqa: PLC0415 - heavy: oras
-    return OciRegistry(address, environ)

@@ -23,15 +23,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from horon_bundle import codes
-from horon_bundle.errors import Finding, Refused
-from horon_bundle.fsutil import fsync_directory
-from horon_bundle.hashing import CHUNK, Digest, hash_bytes, hash_file
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.files import fsync_directory
+from horon_bundle.core.hashing import CHUNK, Digest, hash_bytes, hash_file
+from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.publish.destination import (
     ABSENT,
     ALREADY_PUBLISHED,
     PRESENT,
     PUBLISHED,
+    YANK_FORMAT,
     YANKED,
     Destination,
     FileAddress,
@@ -39,11 +41,9 @@ from horon_bundle.publish.destination import (
     YankResult,
 )
 from horon_bundle.publish.release import ReleaseItem, SideFile
-from horon_bundle.strictjson import canonical_bytes, read_json
 
 STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"
-YANK_FORMAT = "horon.yank.v1"
 MARKER = "horon-store.json"
 _LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", ".tmp"])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from horon_bundle.fields import describe_value
+from horon_bundle.core.fields import describe_value
 
 ENABLED_VARIABLE = "HORON_PUBLISH_ENABLED"
 DESTINATION_VARIABLE = "HORON_PUBLISH_DESTINATION"

@@ -14,9 +14,9 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from horon_bundle import codes
-from horon_bundle.errors import Finding, Refused
-from horon_bundle.hashing import Digest, hash_bytes
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.publish.destination import OciAddress
 from horon_bundle.publish.oci_layout import MANIFEST_MEDIA_TYPE
 

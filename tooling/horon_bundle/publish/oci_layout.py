@@ -17,8 +17,8 @@ import json
 import re
 from typing import Any
 
-from horon_bundle.hashing import Digest, hash_bytes
-from horon_bundle.manifest import Manifest
+from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.model.manifest import Manifest
 from horon_bundle.publish.destination import OCI_COMPONENT
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,

@@ -13,25 +13,25 @@ import datetime
 import os
 from collections.abc import Mapping
 
-from horon_bundle import codes
-from horon_bundle.errors import Finding, Refused
-from horon_bundle.hashing import hash_bytes
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.hashing import hash_bytes
+from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.publish import oci_layout
 from horon_bundle.publish.destination import (
     ABSENT,
     ALREADY_PUBLISHED,
     PRESENT,
     PUBLISHED,
+    YANK_FORMAT,
     YANKED,
     Destination,
     OciAddress,
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.file_store import YANK_FORMAT
 from horon_bundle.publish.oci_client import RegistryClient
 from horon_bundle.publish.release import ReleaseItem
-from horon_bundle.strictjson import canonical_bytes, read_json
 
 
 class OciRegistry(Destination):

@@ -1,6 +1,6 @@
 """Everything publish checks before the first byte is uploaded, for every archive at once.
 
-Each archive is fully verified (`verify.verify_path`) and must be a release bundle whose every
+Each archive is fully verified (`verify.judge.verify_path`) and must be a release bundle whose every
 claim was checked (graph present and QA-free, compiled = claimed, advertised = claimed,
 evidence bound); the files beside it must describe it; its signature must verify when one is
 required. The destination must be reachable and writable, and every id/version/target must be
@@ -14,18 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from horon_bundle import codes
-from horon_bundle.build import bundle_name
-from horon_bundle.bundle_source import open_bundle
-from horon_bundle.declaration import DECLARATION_NAME, load_declaration
-from horon_bundle.errors import Finding, Findings, Refused
-from horon_bundle.hashing import hash_bytes, hash_file
-from horon_bundle.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Findings, Refused
+from horon_bundle.core.hashing import hash_bytes, hash_file
+from horon_bundle.core.reporter import Reporter
+from horon_bundle.model.checks import PASS
+from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
+from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, bundle_name
+from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
 from horon_bundle.publish.release import (
-    PROVENANCE_SIGNATURE_SUFFIX,
     ROLE_PROVENANCE_SIGNATURE,
-    SIGNATURE_SUFFIX,
     ReleaseItem,
     digest_file_findings,
     find_archives,
@@ -33,8 +32,8 @@ from horon_bundle.publish.release import (
     read_signature,
 )
 from horon_bundle.publish.signature import VerifierFactory, signature_findings
-from horon_bundle.reporter import Reporter
-from horon_bundle.verify import PASS, verify_path
+from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.source import open_bundle
 
 # verify checks whose pass publication requires (a skip is not good enough here)
 REQUIRED_CHECKS = (

@@ -14,20 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from horon_bundle import codes, paths
-from horon_bundle.errors import Finding, Refused
+from horon_bundle.core import codes, paths
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.reporter import Reporter
+from horon_bundle.publish.connect import open_destination
 from horon_bundle.publish.destination import (
     ABSENT,
     ALREADY_PUBLISHED,
     Destination,
     YankResult,
-    open_destination,
     parse_address,
 )
 from horon_bundle.publish.gate import Gate, read_gate
 from horon_bundle.publish.preflight import PlannedItem, PublishRequest, preflight
 from horon_bundle.publish.receipt import WOULD_PUBLISH, bundle_entry, receipt, write_receipt
-from horon_bundle.reporter import Reporter
 
 MAX_REASON = 500
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.fsutil import write_atomic
-from horon_bundle.hashing import Digest, hash_bytes
+from horon_bundle.core.files import write_atomic
+from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.strictjson import canonical_bytes
 from horon_bundle.publish.preflight import PlannedItem
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
@@ -20,7 +21,6 @@ from horon_bundle.publish.release import (
     ROLE_ARCHIVE,
     ROLE_MANIFEST,
 )
-from horon_bundle.strictjson import canonical_bytes
 
 RECEIPT_FORMAT = "horon.publish-receipt.v1"
 WOULD_PUBLISH = "would-publish"

@@ -13,17 +13,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from horon_bundle import codes
-from horon_bundle.build import BUILD_RECORD_FORMAT
-from horon_bundle.errors import Finding, Findings, Refused
-from horon_bundle.hashing import Digest, hash_bytes
-from horon_bundle.manifest import Manifest
-from horon_bundle.strictjson import read_json
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Findings, Refused
+from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.strictjson import read_json
+from horon_bundle.model.manifest import Manifest
+from horon_bundle.model.sidefiles import (
+    BUILD_RECORD_FORMAT,
+    BUILD_RECORD_SUFFIX,
+    DIGEST_SUFFIX,
+    SIGNATURE_SUFFIX,
+)
 
-SIGNATURE_SUFFIX = ".sigstore.json"
-PROVENANCE_SIGNATURE_SUFFIX = ".provenance.sigstore.json"  # DSSE over provenance.json
-BUILD_RECORD_SUFFIX = ".build.json"
-DIGEST_SUFFIX = ".sha256"
 RECEIPT_NAME = "publish-receipt.json"
 MAX_SIDE_FILE_BYTES = 4 << 20
 SIGSTORE_MEDIA_TYPE = re.compile(r"^application/vnd\.dev\.sigstore\.bundle(?:\.v[0-9.]+)?\+json"

@@ -1,4 +1,4 @@
-"""The seam between publish and Sigstore verification (`signature_check`, issue 5).
+"""The seam between publish and Sigstore verification (`verify.signature`).
 
 Publish asks one question per archive: does `<archive>.sigstore.json` validly sign it, for
 the expected signer, against the pinned root? The verifier is built lazily by the CLI only
@@ -11,13 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.errors import Finding
+from horon_bundle.core.errors import Finding
 
-VerifierFactory = Callable[[], Any]  # -> signature_check.SignatureVerifier
+VerifierFactory = Callable[[], Any]  # -> verify.signature.SignatureVerifier
 
 
 def signature_findings(archive: Path, signature: Path, verifier: Any) -> list[Finding]:
     """Every problem with the signature (missing, malformed, wrong signer, not verifying)."""
-    from horon_bundle.signature_check import verify_file  # noqa: PLC0415 - sigstore is heavy
+    from horon_bundle.verify.signature import verify_file  # noqa: PLC0415 - sigstore is heavy
 
     return verify_file(archive, verifier, required=True, signature=signature).findings

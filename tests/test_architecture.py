@@ -1,0 +1,95 @@
+"""The shape docs/architecture.md promises: what a command loads, and the size of the rooms.
+
+The import-layer contracts themselves are checked by `nox -s lint` (import-linter); these
+tests pin what a user can observe: a plain `verify` runs no program and loads no builder,
+cargo runner, library loader or doctor, nor sigstore, cyclonedx or oras; `--version` loads
+nothing heavy at all.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import BuiltExample
+from tests.helpers import REPO
+
+PACKAGE = REPO / "tooling" / "horon_bundle"
+HEAVY = ("sigstore", "cyclonedx", "oras", "requests", "cryptography")
+STAGES = ("horon_bundle.cargo", "horon_bundle.build", "horon_bundle.doctor",
+          "horon_bundle.load", "horon_bundle.sign", "horon_bundle.publish",
+          "horon_bundle.reproduce", "horon_bundle.assets")
+_OBSERVE = """
+import json, sys
+events = []
+def hook(event, args):
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system",
+                 "os.spawn", "ctypes.dlopen"):
+        events.append(event)
+sys.addaudithook(hook)
+from horon_bundle.cli.main import main
+status = main(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write("\\n@@" + json.dumps({"status": status, "events": events,
+                                        "modules": sorted(sys.modules)}) + "\\n")
+"""
+
+
+def _observe(*args: str | Path) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", _OBSERVE, *map(str, args)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    marker = done.stderr.rsplit("\n@@", 1)
+    assert len(marker) == 2, done.stderr
+    result: dict[str, object] = json.loads(marker[1])
+    return result
+
+
+def _loaded(modules: object, prefixes: tuple[str, ...]) -> list[str]:
+    assert isinstance(modules, list)
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
+
+
+def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExample) -> None:
+    for bundle in (example_release.bundle, example_release.archive):
+        seen = _observe("verify", bundle)
+        assert seen["status"] == 0
+        assert seen["events"] == [], "verify started a process or loaded a library"
+        modules = seen["modules"]
+        assert _loaded(modules, STAGES) == []
+        assert _loaded(modules, HEAVY) == []
+        assert isinstance(modules, list)
+        assert not [m for m in modules if m.startswith("horon_bundle")
+                    and any(word in m for word in ("probe", "cargo_", "doctor_"))]
+
+
+def test_version_and_help_load_nothing_heavy() -> None:
+    version = _observe("--version")
+    assert version["status"] == 0
+    assert _loaded(version["modules"], (*HEAVY, "rich")) == []
+    assert _loaded(version["modules"], ("horon_bundle.cli.cmd_build", "horon_bundle.verify")) == []
+    done = subprocess.run([sys.executable, "-c", _OBSERVE, "--help"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "verify" in done.stdout
+    for command in ("verify", "build", "publish"):
+        helped = subprocess.run([sys.executable, "-c",
+                                 "import sys; from horon_bundle.cli.main import main\n"
+                                 "try:\n    main([sys.argv[1], '--help'])\n"
+                                 "except SystemExit:\n    pass\n"
+                                 "print(sorted(sys.modules))", command],
+                                capture_output=True, text=True, timeout=120, check=False)
+        assert helped.returncode == 0, helped.stderr
+        for heavy in HEAVY:
+            assert f"'{heavy}'" not in helped.stdout and f"'{heavy}." not in helped.stdout
+
+
+def test_rooms_stay_small() -> None:
+    """No module over 400 lines but the declarative code registry; at most four modules
+    directly in the package besides __init__ and __main__."""
+    top = [p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(top) <= 4, top
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+            and p.name != "codes.py"}
+    assert long == {}

@@ -1,0 +1,68 @@
+"""The deterministic bundle archive: same bundle directory in, same zip bytes out.
+
+Entries sorted by UTF-8 name, one fixed timestamp (SOURCE_DATE_EPOCH, clamped to 1980…2107),
+Unix create-system, modes 0644/0755 only, no directory entries, no comment, no extra fields,
+deflate at a fixed level.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from horon_bundle.core.files import write_atomic
+from horon_bundle.core.hashing import CHUNK, Digest, hash_file
+from horon_bundle.model.sidefiles import DIGEST_SUFFIX, beside
+
+ZIP_EPOCH_MIN = 315532800  # 1980-01-01T00:00:00Z, the earliest time a zip entry can hold
+ZIP_EPOCH_MAX = 4354819199  # 2107-12-31T23:59:59Z
+COMPRESS_LEVEL = 9
+
+
+def clamp_epoch(epoch: int) -> int:
+    return min(max(epoch, ZIP_EPOCH_MIN), ZIP_EPOCH_MAX)
+
+
+def zip_date_time(epoch: int) -> tuple[int, int, int, int, int, int]:
+    moment = time.gmtime(clamp_epoch(epoch))
+    # zip stores even seconds only; round down so readers agree on the value
+    return (moment.tm_year, moment.tm_mon, moment.tm_mday, moment.tm_hour, moment.tm_min,
+            moment.tm_sec - moment.tm_sec % 2)
+
+
+def write_archive(bundle: Path, files: Iterable[tuple[str, bool]], destination: Path,
+                  *, epoch: int) -> Digest:
+    """Zip the bundle's `files` (relative path, executable) into `destination` atomically."""
+    date_time = zip_date_time(epoch)
+    temp = destination.with_name(f".{destination.name}.partial")
+    temp.unlink(missing_ok=True)
+    try:
+        with zipfile.ZipFile(temp, "x", compression=zipfile.ZIP_DEFLATED,
+                             compresslevel=COMPRESS_LEVEL) as archive:
+            for name, executable in sorted(files, key=lambda item: item[0].encode("utf-8")):
+                source = bundle / name
+                info = zipfile.ZipInfo(name, date_time=date_time)
+                info.create_system = 3
+                info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                # ZipInfo.compress_level is public only from 3.13; _compresslevel is its storage
+                info._compresslevel = COMPRESS_LEVEL  # type: ignore[attr-defined]
+                info.file_size = source.stat().st_size
+                with source.open("rb") as reader, archive.open(info, "w") as writer:
+                    while chunk := reader.read(CHUNK):
+                        writer.write(chunk)
+        digest = hash_file(temp)
+        temp.replace(destination)
+    finally:
+        temp.unlink(missing_ok=True)
+    return digest
+
+
+def write_digest_file(archive: Path, digest: Digest) -> Path:
+    """`<archive>.sha256` in `sha256sum` format, next to the archive."""
+    path = beside(archive, DIGEST_SUFFIX)
+    write_atomic(path, f"{digest.sha256}  {archive.name}\n".encode())
+    return path

@@ -1,0 +1,105 @@
+"""Building the library with the declared cargo command and gathering its evidence.
+
+Shared by `build` (which then bundles it) and `compile` (which writes an artifact record).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from horon_bundle.build import advertised as advertised_metadata
+from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
+from horon_bundle.build.source_facts import SourceFacts
+from horon_bundle.cargo.invocation import PathNormaliser, run_cargo_build
+from horon_bundle.cargo.metadata import Package, load_metadata, workspace_members
+from horon_bundle.cargo.resolve import build_graph, lock_checksums
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.files import write_failed
+from horon_bundle.core.hashing import copy_and_hash, hash_file
+from horon_bundle.model.declaration import PluginDeclaration
+from horon_bundle.model.evidence import EVIDENCE_INVOCATION, Invocation, RecordedArtifact
+from horon_bundle.rules.release import judge_graph
+
+SCRATCH_PREFIX = ".horon-scratch-"
+
+
+def resolve_package(metadata_member: Package | None, plugin: PluginDeclaration) -> Package:
+    if metadata_member is None:
+        raise Refused.one(codes.DECLARATION_PACKAGE,
+                          f"plugin {plugin.id}: package {plugin.package!r} is not a member of "
+                          "the cargo workspace")
+    if metadata_member.cdylib_name is None:
+        raise Refused.one(codes.DECLARATION_PACKAGE,
+                          f"plugin {plugin.id}: package {plugin.package!r} has no cdylib target",
+                          "Add `[lib] crate-type = [\"cdylib\"]` to its Cargo.toml.")
+    return metadata_member
+
+
+def _normaliser(workspace: Path, target_dir: Path, environ: Mapping[str, str]) -> PathNormaliser:
+    places = {"$WORKSPACE": workspace, "$TARGET_DIR": target_dir}
+    cargo_home = environ.get("CARGO_HOME") or str(Path.home() / ".cargo")
+    places["$CARGO_HOME"] = Path(cargo_home)
+    places["$HOME"] = Path.home()
+    return PathNormaliser(places)
+
+
+def compile_library(request: LibraryRequest, *, target_dir: Path,
+                    source: SourceFacts) -> CompiledLibrary:
+    """Run the declared cargo command, resolve and judge the graph, read what it advertises."""
+    declaration, plugin, target = request.declaration, request.plugin, request.target
+    workspace = declaration.workspace
+    claim = request.claim
+    env = request.environ
+    resolve_package(workspace_members(workspace, env=env).member(plugin.package), plugin)
+    metadata = load_metadata(workspace, target=target, package=plugin.package, claim=claim,
+                             env=env)
+    package = resolve_package(metadata.member(plugin.package), plugin)
+    normalise = _normaliser(workspace, target_dir, env)
+    run = run_cargo_build(workspace=workspace, package=plugin.package, claim=claim,
+                          profile=plugin.profile, target=target, target_dir=target_dir,
+                          normalise=normalise, environ=env, on_line=request.reporter.detail)
+    lock_path = metadata.workspace_root / "Cargo.lock"
+    graph = build_graph(metadata=metadata, plugin=package, units=run.units,
+                        checksums=lock_checksums(lock_path))
+    request.reporter.step(f"judging the resolved graph ({len(graph.packages)} packages)")
+    providers = judge_graph(graph, claim=claim, channel=request.channel,
+                            patterns=declaration.qa_patterns)
+    copied = request.scratch / run.library.name
+    try:
+        digest = copy_and_hash(run.library, copied)
+    except OSError as exc:
+        raise write_failed(copied, exc) from None
+    artifacts = [RecordedArtifact(path=normalise.text(str(run.library)), sha256=digest.sha256,
+                                  size=digest.size)]
+    for other in run.artifacts:
+        if other != run.library and other.is_file():
+            extra = hash_file(other)
+            artifacts.append(RecordedArtifact(path=normalise.text(str(other)),
+                                              sha256=extra.sha256, size=extra.size))
+    lock_digest = hash_file(lock_path)
+    invocation = Invocation(
+        argv=run.argv, env=run.env, toolchain=request.toolchain.to_json(),
+        exit_status=run.exit_status, artifacts=tuple(artifacts),
+        source_revision=source.revision, source_dirty=source.dirty,
+        cargo_lock_sha256=lock_digest.sha256)
+    advertised, notes = advertised_metadata.read_advertised(
+        copied, target=target, toolchain=request.toolchain, reporter=request.reporter,
+        timeout=request.probe_timeout)
+    evidence = Evidence(kind=EVIDENCE_INVOCATION, invocation=invocation, record=None,
+                        record_sha256=None, cargo_lock_sha256=lock_digest.sha256,
+                        source_revision=source.revision, source_dirty=source.dirty)
+    return finish_library(request, path=copied, digest=digest, package=package,
+                          metadata=metadata, graph=graph, providers=providers,
+                          advertised=advertised, notes=notes, evidence=evidence, log=run.log)
+
+
+def scratch_directory(out: Path) -> tempfile.TemporaryDirectory[str]:
+    """A private directory inside `out` for the libraries of one run."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=out)
+    except OSError as exc:
+        raise write_failed(out, exc) from None

@@ -1,0 +1,191 @@
+"""`horon-bundle build`: declaration → cargo → graph → gates → evidence → bundle → archive.
+
+One public entry, `build`, taking a `BuildRequest` and returning one `BuildResult` per
+target. Every gate runs before anything is written under the output directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import horon_bundle
+from horon_bundle.build.builder_identity import builder_id
+from horon_bundle.build.bundle import package_bundle
+from horon_bundle.build.compiled import LibraryRequest
+from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.prebuilt import library_from_record
+from horon_bundle.build.request import CHANNELS, BuildRequest, BuildResult
+from horon_bundle.build.source_facts import SourceFacts, source_date_epoch, source_facts
+from horon_bundle.cargo.toolchain import Toolchain, probe_toolchain, require_targets
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.files import write_atomic
+from horon_bundle.core.reporter import Reporter, SilentReporter
+from horon_bundle.core.strictjson import canonical_bytes
+from horon_bundle.model.declaration import (
+    DECLARATION_NAME,
+    Declaration,
+    PluginDeclaration,
+    load_declaration,
+)
+from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
+from horon_bundle.verify.signature import require_signature
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildContext:
+    """What every target of one run shares."""
+
+    request: BuildRequest
+    declaration: Declaration
+    plugin: PluginDeclaration
+    out: Path
+    target_dir: Path
+    scratch: Path
+    toolchain: Toolchain
+    facts: SourceFacts
+    epoch: int
+    epoch_origin: str
+    reporter: Reporter
+    environ: dict[str, str]
+    signed_record: str | None  # the record's digest, checked against its signature
+
+
+def select_targets(plugin: PluginDeclaration, targets: tuple[str, ...], all_targets: bool,
+                   host: str) -> list[str]:
+    if all_targets:
+        return list(plugin.targets)
+    if targets:
+        for target in targets:
+            if target not in plugin.targets:
+                raise Refused.one(codes.DECLARATION_TARGET,
+                                  f"target {target} is not declared for plugin {plugin.id} "
+                                  f"(declared: {', '.join(plugin.targets)})")
+        return list(targets)
+    if host not in plugin.targets:
+        raise Refused.one(codes.DECLARATION_TARGET,
+                          f"the host target {host} is not declared for plugin {plugin.id}; "
+                          f"pass --target (declared: {', '.join(plugin.targets)})")
+    return [host]
+
+
+def inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def default_target_dir(out: Path) -> Path:
+    return out / ".cargo-target"
+
+
+def build(request: BuildRequest, reporter: Reporter | None = None) -> list[BuildResult]:
+    reporter = reporter or SilentReporter()
+    environ = dict(os.environ if request.environ is None else request.environ)
+    if request.channel not in CHANNELS:
+        raise Refused.one(codes.DECLARATION_VALUE,
+                          f"--channel {request.channel!r}: expected release or qa")
+    workspace = request.workspace.resolve()
+    declaration = load_declaration(workspace)
+    plugin = declaration.plugin(request.plugin_id)
+    out = request.out.resolve()
+    target_dir = (request.target_dir or default_target_dir(out)).resolve()
+    for what, path in (("--out", out), ("the cargo target directory", target_dir)):
+        if inside(path, workspace):
+            raise Refused.one(codes.OUTPUT_INSIDE_SOURCE,
+                              f"{what} {path} lies inside the plugin workspace {workspace}")
+    if request.prebuilt is not None and request.record is None:
+        raise Refused.one(codes.EVIDENCE_MISSING,
+                          f"--prebuilt {request.prebuilt.name} has no artifact record: nothing "
+                          "binds it to the declared build")
+    signed_record = None
+    if request.record_signer is not None:
+        if request.record is None or request.prebuilt is None:
+            raise Refused.one(codes.SIGNATURE_OPTIONS,
+                              "--require-signed-record needs --prebuilt LIB --record REC")
+        signed_record = require_signature(request.record, request.record_signer).sha256
+    toolchain = probe_toolchain(workspace, env=environ)
+    targets = select_targets(plugin, request.targets, request.all_targets, toolchain.host)
+    if not request.targets and not request.all_targets:
+        reporter.note(f"building the host target {toolchain.host} (declared)")
+    _require_declared_files(workspace, plugin)
+    if request.prebuilt is None:
+        require_targets(workspace, targets, env=environ)
+    facts = source_facts(workspace)
+    epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
+                           else source_date_epoch(facts, environ))
+    results = []
+    with scratch_directory(out) as scratch_name:
+        context = BuildContext(
+            request=request, declaration=declaration, plugin=plugin, out=out,
+            target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
+            facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
+            environ=environ, signed_record=signed_record)
+        for target in targets:
+            results.append(_build_target(context, target))
+    return results
+
+
+def _build_target(context: BuildContext, target: str) -> BuildResult:
+    request, plugin, reporter = context.request, context.plugin, context.reporter
+    started = datetime.datetime.now(datetime.timezone.utc)
+    library_request = LibraryRequest(
+        declaration=context.declaration, plugin=plugin, target=target, channel=request.channel,
+        scratch=context.scratch, toolchain=context.toolchain, reporter=reporter,
+        probe_timeout=request.probe_timeout, epoch=context.epoch, environ=context.environ)
+    if request.prebuilt is not None:
+        assert request.record is not None
+        library = library_from_record(library_request, prebuilt=request.prebuilt,
+                                      record_path=request.record)
+        if (context.signed_record is not None
+                and library.evidence.record_sha256 != context.signed_record):
+            raise Refused.one(codes.SIGNATURE_INVALID,
+                              f"{request.record.name} changed after its signature was checked")
+    else:
+        reporter.step(f"building {plugin.package} for {target} ({request.channel})")
+        library = compile_library(library_request, target_dir=context.target_dir,
+                                  source=context.facts)
+    reporter.step(f"assembling {plugin.id} {library.package.version} for {target}")
+    result = package_bundle(declaration=context.declaration, plugin=plugin, library=library,
+                            out=context.out, epoch=context.epoch,
+                            builder=builder_id(request.builder, context.environ))
+    _write_run_record(result, context, started=started, log=library.log)
+    return result
+
+
+def _require_declared_files(workspace: Path, plugin: PluginDeclaration) -> None:
+    """The licence and sidecars are regular files of the workspace, checked before building."""
+    findings = Findings()
+    wanted = [("license-file", plugin.license_file, codes.DECLARATION_VALUE)]
+    wanted += [(f"sidecar {s.name}", s.source, codes.SIDECAR_INVALID) for s in plugin.sidecars]
+    for what, relative, code in wanted:
+        path = workspace / relative
+        if path.is_symlink() or not path.is_file():
+            findings.add(code, f"{DECLARATION_NAME}: {what} {relative!r} is not a regular file "
+                               "in the workspace")
+    findings.raise_if_any()
+
+
+def _write_run_record(result: BuildResult, context: BuildContext, *,
+                      started: datetime.datetime, log: str) -> None:
+    """`<archive>.build.json`: this run's non-deterministic facts, outside the content address."""
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    record = {
+        "format": BUILD_RECORD_FORMAT,
+        "archive": {"name": result.archive.name, "sha256": result.archive_sha256},
+        "started": started.isoformat(timespec="seconds"),
+        "finished": finished.isoformat(timespec="seconds"),
+        "runner": {"name": context.environ.get("RUNNER_NAME") or platform.node(),
+                   "os": platform.system(), "machine": platform.machine()},
+        "source_date_epoch": {"value": context.epoch, "from": context.epoch_origin},
+        "toolchain": context.toolchain.to_json(),
+        "horon_bundle": horon_bundle.__version__,
+        "cargo_log": log[-200_000:],
+    }
+    write_atomic(beside(result.archive, BUILD_RECORD_SUFFIX), canonical_bytes(record))

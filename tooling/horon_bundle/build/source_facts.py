@@ -1,0 +1,60 @@
+"""Facts about the plugin's source: git revision, dirty flag (taken before building), time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from horon_bundle.build.archive import ZIP_EPOCH_MIN, clamp_epoch
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.process import Completed, run_quiet
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceFacts:
+    revision: str | None
+    dirty: bool | None
+    commit_time: int | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"revision": self.revision, "dirty": self.dirty}
+
+
+def _git(workspace: Path, *args: str) -> Completed:
+    return run_quiet(["git", "-C", str(workspace), *args], timeout=60)
+
+
+def source_facts(workspace: Path) -> SourceFacts:
+    """The commit the workspace is at and whether the workspace differs from it.
+
+    Outside a git repository (or without git) there is no revision to record: all None.
+    """
+    inside = _git(workspace, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return SourceFacts(revision=None, dirty=None, commit_time=None)
+    head = _git(workspace, "rev-parse", "--verify", "-q", "HEAD")
+    if head.returncode != 0:
+        return SourceFacts(revision=None, dirty=True, commit_time=None)
+    status = _git(workspace, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+    when = _git(workspace, "log", "-1", "--format=%ct", "HEAD")
+    if status.returncode != 0 or when.returncode != 0:
+        raise Refused.one(codes.SOURCE_GIT, f"{workspace}: {status.stderr.strip()[:200]}")
+    return SourceFacts(revision=head.stdout.strip(), dirty=bool(status.stdout.strip()),
+                       commit_time=int(when.stdout.strip()))
+
+
+def source_date_epoch(facts: SourceFacts,
+                      environ: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """SOURCE_DATE_EPOCH if set, else the last commit's time, else 1980; clamped to >= 1980."""
+    raw = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH")
+    if raw is not None:
+        if not raw.isdigit():
+            raise Refused.one(codes.ENVIRONMENT_VALUE,
+                              f"SOURCE_DATE_EPOCH={raw!r} is not a non-negative integer")
+        return clamp_epoch(int(raw)), "SOURCE_DATE_EPOCH"
+    if facts.commit_time is not None:
+        return clamp_epoch(facts.commit_time), "last commit"
+    return ZIP_EPOCH_MIN, "default (no git revision)"

@@ -1,0 +1,545 @@
+"""The one place where every refusal code is registered (docs/refusal-codes.md lists them all)."""
+
+from __future__ import annotations
+
+from horon_bundle.core.errors import EXIT_ENVIRONMENT, EXIT_USAGE, register
+
+# --- strict JSON (plugin.json, provenance, records, reports we read back) ---------------------
+JSON_TOO_LARGE = register(
+    "json.too-large", "A JSON file is larger than its limit (checked before parsing).",
+    "Bundle metadata is small; a file this large is not one the toolchain wrote.")
+JSON_ENCODING = register(
+    "json.encoding",
+    "Not UTF-8 without BOM: a BOM, UTF-16/32, invalid or overlong UTF-8, or a lone surrogate.",
+    "Write the file as plain UTF-8 without a byte order mark.")
+JSON_SYNTAX = register(
+    "json.syntax", "The text is not a JSON document.", "Check the file for a syntax error.")
+JSON_DUPLICATE_KEY = register(
+    "json.duplicate-key", "An object has the same key twice (at any depth).",
+    "Keep one occurrence of the key; readers disagree on which one wins.")
+JSON_NONFINITE = register(
+    "json.nonfinite", "NaN, Infinity or -Infinity appears.", "JSON has no such numbers.")
+JSON_FLOAT = register(
+    "json.float", "A number with a fraction or exponent appears; the formats have no floats.",
+    "Use an integer.")
+JSON_INTEGER_RANGE = register(
+    "json.integer-range", "An integer is negative, above 2^53-1, or has 20 or more digits.",
+    "Integers must lie in 0 … 9007199254740991.")
+JSON_TOO_DEEP = register(
+    "json.too-deep", "Objects and arrays nest deeper than the limit.",
+    "Bundle metadata is flat; deep nesting is refused before parsing.")
+JSON_TRAILING_DATA = register(
+    "json.trailing-data", "Something follows the JSON document.",
+    "A file holds exactly one JSON document followed only by whitespace.")
+
+# --- plugin.json schema -------------------------------------------------------------------
+MANIFEST_FORMAT = register(
+    "manifest.format", "`format` is not horon.plugin.v1 (or the document is not an object).",
+    "This reader understands horon.plugin.v1 only; a later format needs a later toolchain.")
+MANIFEST_UNKNOWN_FIELD = register(
+    "manifest.unknown-field", "plugin.json has a field v1 does not define, at any depth.",
+    "Remove the field; v1 readers refuse what they do not know.")
+MANIFEST_MISSING_FIELD = register(
+    "manifest.missing-field", "A defined field is absent or null.",
+    "Every v1 field is required; write it out.")
+MANIFEST_TYPE = register(
+    "manifest.type", "A field has the wrong JSON type (e.g. true or \"1\" where an int belongs).",
+    "Use the type docs/bundle-format.md gives for the field.")
+MANIFEST_VALUE = register(
+    "manifest.value", "A field's value is malformed (identifier, version, digest, role …).",
+    "See docs/bundle-format.md for the field's allowed values.")
+MANIFEST_FEATURES_ORDER = register(
+    "manifest.features-order", "`features` is not sorted by byte order or has duplicates.",
+    "List each feature once, sorted by byte order.")
+MANIFEST_PATH_UNSAFE = register(
+    "manifest.path-unsafe",
+    "A path is absolute, has `..`, `.`, a backslash, a drive, a reserved or trailing-dot name.",
+    "Paths are relative POSIX paths inside the bundle, already normalised.")
+MANIFEST_PATH_COLLISION = register(
+    "manifest.path-collision",
+    "Two declared paths are equal case-insensitively or after Unicode normalisation.",
+    "Give every file a name that stays unique on case-insensitive file systems.")
+MANIFEST_PATH_PLACE = register(
+    "manifest.path-place",
+    "A file is declared outside its place: library not under lib/, sidecar not under sidecars/.",
+    "Libraries live in lib/, sidecars in sidecars/, other assets at the top level.")
+MANIFEST_LIBRARY_EXTENSION = register(
+    "manifest.library-extension", "The library's extension does not match the target's OS.",
+    "Linux uses .so, macOS .dylib, Windows .dll.")
+MANIFEST_ASSETS = register(
+    "manifest.assets", "Assets are not exactly one provenance and at most one sbom and notices.",
+    "Declare exactly one asset with role provenance.")
+MANIFEST_QA_FEATURE = register(
+    "manifest.qa-feature", "A release bundle lists a feature matching a QA pattern.",
+    "Build QA features only with --channel qa.")
+MANIFEST_TARGET = register(
+    "manifest.target", "The target triple is malformed, not 64-bit, or of an unsupported OS.",
+    "ABI v1 supports 64-bit Linux, macOS and Windows targets.")
+
+# --- SHA256SUMS ---------------------------------------------------------------------------
+CHECKSUM_FORMAT = register(
+    "checksum.format",
+    "A SHA256SUMS line is not `<64 lowercase hex>  <path>\\n` (binary marker, CRLF, escape, "
+    "order).",
+    "Regenerate SHA256SUMS with the toolchain; it is as strict as `sha256sum --strict`.")
+CHECKSUM_ALGORITHM = register(
+    "checksum.algorithm", "A SHA256SUMS line carries a digest of another length (md5, sha1, …).",
+    "Only SHA-256 is accepted.")
+CHECKSUM_DUPLICATE = register(
+    "checksum.duplicate", "SHA256SUMS lists a path twice.", "List every file once.")
+CHECKSUM_SELF = register(
+    "checksum.self", "SHA256SUMS lists itself.", "SHA256SUMS covers every file but itself.")
+CHECKSUM_UNLISTED = register(
+    "checksum.unlisted", "A file is present but SHA256SUMS does not list it.",
+    "Every file but SHA256SUMS is listed; rebuild the bundle.")
+CHECKSUM_MISSING = register(
+    "checksum.missing", "SHA256SUMS lists a file that is not present.",
+    "The bundle lost a file; rebuild or re-download it.")
+CHECKSUM_MISMATCH = register(
+    "checksum.mismatch",
+    "A file's SHA-256 differs from SHA256SUMS or from its plugin.json declaration.",
+    "The file was changed after the build; do not trust this bundle.")
+CHECKSUM_SIZE = register(
+    "checksum.size", "A file's size differs from its plugin.json declaration.",
+    "The file was changed after the build; do not trust this bundle.")
+
+# --- bundle layout ------------------------------------------------------------------------
+LAYOUT_MISSING = register(
+    "layout.missing", "plugin.json, SHA256SUMS or a declared file is absent.",
+    "A bundle holds plugin.json, SHA256SUMS and every file plugin.json declares.")
+LAYOUT_UNDECLARED = register(
+    "layout.undeclared", "A file is present that plugin.json does not declare.",
+    "Every file must be plugin.json, SHA256SUMS or declared; remove smuggled files.")
+LAYOUT_SYMLINK = register(
+    "layout.symlink", "A bundle entry is a symbolic link.", "Bundles hold regular files only.")
+LAYOUT_FILE_TYPE = register(
+    "layout.file-type", "A bundle entry is a hard link, FIFO, device or socket.",
+    "Bundles hold regular files only, each with one link.")
+LAYOUT_MODE = register(
+    "layout.mode", "A file is setuid, setgid or world-writable.",
+    "Bundles carry plain 0644/0755 files.")
+LAYOUT_NOT_A_BUNDLE = register(
+    "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
+    "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
+
+# --- archives -----------------------------------------------------------------------------
+ARCHIVE_FORMAT = register(
+    "archive.format",
+    "Not a readable zip: truncated, encrypted, bad CRC or an unknown compression method.",
+    "Archives hold stored or deflated entries only; re-download the archive.")
+ARCHIVE_TRAVERSAL = register(
+    "archive.traversal", "An entry name contains `..` or `.` components.",
+    "The archive tries to write outside its directory; do not use it.")
+ARCHIVE_ABSOLUTE = register(
+    "archive.absolute", "An entry name is absolute or has a drive letter.",
+    "The archive tries to write outside its directory; do not use it.")
+ARCHIVE_UNSAFE_NAME = register(
+    "archive.unsafe-name",
+    "An entry name has a backslash, control character, reserved or trailing-dot component.",
+    "Entry names are relative POSIX paths.")
+ARCHIVE_DUPLICATE = register(
+    "archive.duplicate",
+    "Two entries have the same name (also case-insensitively or after Unicode normalisation).",
+    "Readers disagree on which duplicate wins; the archive is refused.")
+ARCHIVE_CONFLICT = register(
+    "archive.conflict", "A name is both a file and a directory.",
+    "The archive cannot be extracted unambiguously.")
+ARCHIVE_LINK = register(
+    "archive.link", "An entry is a symbolic link.", "Bundles hold regular files only.")
+ARCHIVE_AMBIGUOUS = register(
+    "archive.ambiguous",
+    "Local headers and central directory disagree, data is prepended or trailing, or entries "
+    "overlap.", "The archive may be read differently by other tools; it is refused.")
+ARCHIVE_LIMIT = register(
+    "archive.limit", "Too many entries, a name too long, or more bytes than the size limit.",
+    "Bundles are small; an archive over these limits is refused before extraction.")
+
+# --- provenance and evidence --------------------------------------------------------------
+PROVENANCE_SCHEMA = register(
+    "provenance.schema",
+    "provenance.json is not the in-toto Statement v1 / SLSA v1 document the toolchain writes.",
+    "Rebuild the bundle with horon-bundle; see docs/provenance.md.")
+PROVENANCE_BUILD_TYPE = register(
+    "provenance.build-type", "Unexpected predicateType or buildType.",
+    "horon-bundle writes SLSA provenance v1 with its own buildType; see docs/provenance.md.")
+PROVENANCE_SUBJECT = register(
+    "provenance.subject",
+    "Provenance subjects are not exactly the library and sidecars with their SHA-256 digests.",
+    "The library or a sidecar changed after the build, or the provenance belongs elsewhere.")
+PROVENANCE_CONTRADICTION = register(
+    "provenance.contradiction",
+    "Provenance disagrees with plugin.json (id, version, target, profile, channel, features).",
+    "plugin.json and provenance come from different builds; do not mix them.")
+EVIDENCE_MISSING = register(
+    "evidence.missing",
+    "A library has neither a recorded cargo invocation nor an artifact record.",
+    "Let horon-bundle build the library, or bind a prebuilt one with --record from "
+    "`horon-bundle compile`.")
+EVIDENCE_MISMATCH = register(
+    "evidence.mismatch",
+    "An artifact record does not bind this library (sha256, size, target, profile or features).",
+    "Use the record written by `horon-bundle compile` for exactly this library.")
+GRAPH_MISSING = register(
+    "graph.missing", "A release bundle has no recorded resolved feature graph.",
+    "Rebuild with horon-bundle build; release bundles must record their graph.")
+GRAPH_QA_PROVIDER = register(
+    "graph.qa-provider", "A release build's resolved graph contains a QA provider.",
+    "Turn the QA crate or feature off along the chain shown (e.g. default-features = false), "
+    "or build with --channel qa.")
+GRAPH_INVALID = register(
+    "graph.invalid", "The recorded graph is malformed: a cycle, dangling edge, duplicate id.",
+    "Rebuild the bundle; the graph must be the one cargo resolved.")
+FEATURES_DRIFT = register(
+    "features.drift",
+    "The plugin package compiled features beyond the closure of the claimed ones.",
+    "Claim exactly the features you ship, or remove what enables the extra ones.")
+FEATURES_MISMATCH = register(
+    "features.mismatch",
+    "Features the library advertises differ from the features plugin.json claims.",
+    "Generate the advertised list from the compiled features (see templates/plugin/build.rs).")
+ABI_METADATA = register(
+    "abi.metadata",
+    "The library's advertised ABI metadata (probe or static section) is malformed or disagrees.",
+    "Generate the handshake constants and the .horon_abi section from the same source.")
+ABI_SECTION = register(
+    "abi.section",
+    "The library's static ABI metadata section cannot be read: not an ELF/PE/Mach-O of the "
+    "target's format, a header, table or section past the end of the file, an oversized or "
+    "duplicated section, or content that is not the compact horon.abi.v1 JSON.",
+    "Build the library from the template (build.rs generates the section); see "
+    "docs/abi-v1.md section 7.")
+ABI_SECTION_MISMATCH = register(
+    "abi.section-mismatch",
+    "The static .horon_abi section and the handshake (probe) advertise different metadata.",
+    "Generate the handshake constants and the section from the same source "
+    "(templates/plugin/build.rs); never hard-code either.")
+
+# --- declaration --------------------------------------------------------------------------
+DECLARATION_MISSING = register(
+    "declaration.missing", "The workspace has no horon-release.toml.",
+    "Create horon-release.toml at the workspace root (see docs/declaration.md).")
+DECLARATION_SYNTAX = register(
+    "declaration.syntax", "horon-release.toml is not valid TOML.", "Fix the TOML syntax.")
+DECLARATION_UNKNOWN_KEY = register(
+    "declaration.unknown-key", "horon-release.toml has a key the schema does not define.",
+    "Remove the key; the declaration is read strictly.")
+DECLARATION_MISSING_KEY = register(
+    "declaration.missing-key", "A required key is absent.", "See docs/declaration.md.")
+DECLARATION_TYPE = register(
+    "declaration.type", "A key has the wrong TOML type.", "See docs/declaration.md.")
+DECLARATION_VALUE = register(
+    "declaration.value", "A key's value is malformed (id, target, feature, path …).",
+    "See docs/declaration.md.")
+DECLARATION_DESTINATION = register(
+    "declaration.destination", "The committed declaration names a publish destination.",
+    "Keep `destination = \"unconfigured\"`; the destination comes only from the "
+    "HORON_PUBLISH_DESTINATION repository variable.")
+DECLARATION_PLUGIN = register(
+    "declaration.plugin", "No such plugin, or several plugins and no --plugin.",
+    "Pass --plugin ID naming one [[plugin]] of horon-release.toml.")
+DECLARATION_TARGET = register(
+    "declaration.target", "The requested target is not declared, or the host target is not.",
+    "Add the target to `targets` or pass --target with a declared one.")
+DECLARATION_PACKAGE = register(
+    "declaration.package", "The declared package is not a cdylib package of the workspace.",
+    "`package` names a workspace member with crate-type cdylib.")
+
+# --- cargo and toolchain (environment) ----------------------------------------------------
+TOOLCHAIN_MISSING = register(
+    "toolchain.missing", "cargo or rustc cannot be run.",
+    "Install Rust (https://rustup.rs) and make cargo available on PATH.",
+    exit_status=EXIT_ENVIRONMENT)
+TOOLCHAIN_TARGET_MISSING = register(
+    "toolchain.target-missing", "The Rust standard library for a target is not installed.",
+    "Run `rustup target add <target>`.", exit_status=EXIT_ENVIRONMENT)
+CARGO_FAILED = register(
+    "cargo.failed", "A cargo command failed.", "Read cargo's output above and fix the crate.")
+CARGO_OUTPUT = register(
+    "cargo.output", "cargo produced output the toolchain cannot use (no cdylib, bad JSON).",
+    "Check that the package builds a cdylib for the target.")
+SOURCE_GIT = register(
+    "source.git", "git could not describe the source revision.",
+    "Run the build inside a git checkout, or outside any repository.",
+    exit_status=EXIT_ENVIRONMENT)
+
+# --- output and prebuilt inputs -----------------------------------------------------------
+OUTPUT_EXISTS = register(
+    "output.exists", "The bundle directory already exists with other content.",
+    "Remove the old bundle or choose another --out directory.")
+OUTPUT_INSIDE_SOURCE = register(
+    "output.inside-source", "The output or target directory lies inside the plugin's sources.",
+    "The toolchain never writes into the plugin's source tree; pass --out elsewhere.")
+OUTPUT_WRITE = register(
+    "output.write-failed", "A file could not be written: the disk is full, read-only or the "
+    "directory is not writable.",
+    "Free space or fix the permissions of the directory named, then run the command again; "
+    "nothing half-written was left under a final name.", exit_status=EXIT_ENVIRONMENT)
+INPUT_UNREADABLE = register(
+    "input.unreadable", "A file named on the command line cannot be read.",
+    "Check the path and its permissions.")
+SIDECAR_INVALID = register(
+    "sidecar.invalid", "A declared sidecar source is missing, a symlink or not a regular file.",
+    "Point `source` at a regular file inside the workspace (see docs/declaration.md).")
+BUILD_NONDETERMINISTIC = register(
+    "build.nondeterministic", "The assembled bundle did not verify or differs when rebuilt.",
+    "This is a toolchain defect; please report it.")
+
+# --- loading a library in a child process (build probe and doctor) -------------------------
+ABI_LOAD = register(
+    "abi.load", "The library cannot be loaded or does not export horon_agent_plugin_get_api_v1.",
+    "Build a cdylib for this host that exports the ABI v1 symbol (see templates/plugin).")
+ABI_CRASH = register(
+    "abi.crash", "The child process that loaded the library died from a signal or abort.",
+    "Run the library under a debugger; the crash happened in the step named.")
+ABI_TIMEOUT = register(
+    "abi.timeout", "The library did not answer within the timeout; the child was killed.",
+    "A handshake, describe or frame must return promptly; look for a blocking call.")
+ABI_GARBAGE = register(
+    "abi.garbage", "The child's answer was not one JSON document: the library wrote into a "
+    "descriptor it did not open (the child's answer channel; its stdout already goes to stderr).",
+    "Write only to descriptors the library opened itself.")
+ABI_CHILD_ERROR = register(
+    "abi.child-error", "The child that loaded the library failed while observing it: the "
+    "library corrupted the child's state, or the observer met a case it does not handle.",
+    "Run the library under a debugger; if it is well-behaved, report the message.")
+ABI_STATUS = register(
+    "abi.status", "The handshake refused a correct request.",
+    "A correct v1 request must be answered with status 0 (OK).")
+ENVIRONMENT_VALUE = register(
+    "environment.value", "An environment variable the toolchain reads has a malformed value.",
+    "Fix or unset the variable named.")
+EVIDENCE_RECORD = register(
+    "evidence.record", "An artifact record is not a horon.artifact-record.v1 document.",
+    "Use the record `horon-bundle compile` wrote, unmodified.")
+
+# --- publish and yank (docs/publishing.md) --------------------------------------------
+PUBLISH_DESTINATION = register(
+    "publish.destination",
+    "HORON_PUBLISH_DESTINATION is not a usable file:///abs/dir or oci://host[:port]/namespace, "
+    "or names something that is not a horon store.",
+    "Set the repository variable to file:///absolute/dir or oci://host[:port]/namespace "
+    "(no credentials, query or fragment); see docs/publishing.md.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_NOTHING = register(
+    "publish.nothing", "The release directory is missing or holds no bundle archive (*.zip).",
+    "Pass the directory `horon-bundle build --out` wrote (default: dist).")
+PUBLISH_ARCHIVE_NAME = register(
+    "publish.archive-name", "An archive's file name is not <id>-<version>-<target>.zip of its "
+    "own plugin.json.", "Publish archives under the name `horon-bundle build` gave them.")
+PUBLISH_CHANNEL = register(
+    "publish.channel", "A bundle of the qa channel is in the release.",
+    "QA bundles are never published; rebuild with --channel release.")
+PUBLISH_UNPROVEN = register(
+    "publish.unproven", "A check publication requires was skipped for a bundle "
+    "(e.g. claimed = advertised with no advertised metadata recorded).",
+    "Rebuild with horon-bundle build so that every claim is recorded and checkable.")
+PUBLISH_SIDE_FILE = register(
+    "publish.side-file", "A file beside an archive (.sha256, .build.json, .sigstore.json) is "
+    "malformed or describes another archive.",
+    "Keep the files `build` and `sign` wrote next to each archive, unmodified.")
+PUBLISH_NAME = register(
+    "publish.name", "A plugin id, version or target cannot be named at the destination "
+    "(tag longer than the registry allows, or an invalid repository name).",
+    "Shorten the version or choose a plugin id that ends with a letter or digit.")
+PUBLISH_UNREACHABLE = register(
+    "publish.unreachable", "The destination does not answer (connection refused, timeout, "
+    "missing directory).", "Check the destination and run the same command again: a publish "
+    "interrupted half-way is completed by the next run.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_AUTH = register(
+    "publish.auth", "The registry refused the credentials, or none were found.",
+    "Set HORON_REGISTRY_USERNAME and HORON_REGISTRY_PASSWORD (in GitHub Actions: github.actor "
+    "and GITHUB_TOKEN with packages: write) or log in with `docker login`.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_NOT_WRITABLE = register(
+    "publish.not-writable", "The destination cannot be written (permission denied, read-only).",
+    "Give the publishing identity write access to the destination.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_DESTINATION_STATE = register(
+    "publish.destination-state", "The destination holds or answers something the toolchain "
+    "cannot read (a malformed index entry or manifest, an unexpected registry answer).",
+    "Inspect the entry named; never edit a store by hand.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_INTEGRITY = register(
+    "publish.integrity", "What the destination holds after writing differs from what was sent.",
+    "The storage or the connection corrupts data; nothing was made visible for that bundle.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_CONFLICT = register(
+    "publish.conflict", "Different bytes are already published under the same id, version and "
+    "target (or another publisher won the race).",
+    "A published version is immutable: bump the version, or publish the bytes already there.")
+PUBLISH_YANKED = register(
+    "publish.yanked", "The id, version and target were published and then yanked.",
+    "A yanked version can never be reused: release a new version.")
+YANK_NOT_PUBLISHED = register(
+    "yank.not-published", "There is nothing published under the id, version (and target) named.",
+    "Check the id and version; `yank` only withdraws what was published.")
+YANK_REASON = register(
+    "yank.reason", "The --reason is empty, longer than 500 characters, or has control characters.",
+    "Say in one line why the version is withdrawn.")
+
+# --- signing, signature verification, audit policy, reproduce -------------------------
+SIGNING_NO_IDENTITY = register(
+    "signing.no-identity",
+    "No OpenID Connect identity for keyless signing (no ambient CI credential, no "
+    "SIGSTORE_IDENTITY_TOKEN), or the CI refused to issue one.",
+    "Sign in CI: in GitHub Actions grant the job `permissions: id-token: write`; elsewhere set "
+    "SIGSTORE_IDENTITY_TOKEN to an OIDC token for audience `sigstore`.",
+    exit_status=EXIT_ENVIRONMENT)
+SIGNING_FAILED = register(
+    "signing.failed",
+    "Sigstore (TUF repository, Fulcio or Rekor) could not be reached or refused to sign.",
+    "Signing needs the network; check connectivity to the Sigstore instance and retry.",
+    exit_status=EXIT_ENVIRONMENT)
+SIGNING_INPUT = register(
+    "signing.input",
+    "A file given to `sign` is not a bundle archive that verifies nor an artifact record.",
+    "Sign the .zip archives `build` wrote and the record.json files `compile` wrote.")
+SIGNATURE_MISSING = register(
+    "signature.missing", "A signature is required but `<file>.sigstore.json` does not exist.",
+    "Download the signature next to the file, or sign it with `horon-bundle sign` in CI.")
+SIGNATURE_INVALID = register(
+    "signature.invalid",
+    "The Sigstore bundle is malformed or does not verify: the file was changed after signing, "
+    "or the signature, certificate or transparency-log entry is not consistent.",
+    "Do not trust the file; re-download both it and its .sigstore.json.")
+SIGNATURE_IDENTITY = register(
+    "signature.identity",
+    "The signing certificate names another identity (SAN, GitHub repository, workflow or ref) "
+    "than the one required.",
+    "The file was signed by someone else; check --identity / --github-* or the policy's "
+    "[signer] table.")
+SIGNATURE_ISSUER = register(
+    "signature.issuer",
+    "The signing certificate's OIDC issuer is not the one required.",
+    "The identity was vouched for by another identity provider; check --issuer.")
+SIGNATURE_TRUST_ROOT = register(
+    "signature.trust-root",
+    "The signing certificate does not chain to the pinned trust root (e.g. a staging "
+    "signature checked against the production root).",
+    "Verify against the Sigstore instance that signed it (--staging, --trust-root FILE), or "
+    "refuse the file.")
+SIGNATURE_TRUST_ROOT_FILE = register(
+    "signature.trust-root-file",
+    "The --trust-root file is not a Sigstore trusted_root.json (v0.1) with Fulcio "
+    "certificates and transparency logs.",
+    "Pin a trusted_root.json obtained out of band (e.g. `sigstore` TUF targets).",
+    exit_status=EXIT_USAGE)
+SIGNATURE_OPTIONS = register(
+    "signature.options",
+    "Signature options are incomplete or contradictory (an identity without an issuer, a "
+    "GitHub workflow without a repository, a signature required with no signer named …).",
+    "Name the signer with --identity and --issuer, or --github-repository [--github-workflow "
+    "--github-ref], on the command line or in the policy's [signer] table (not both).",
+    exit_status=EXIT_USAGE)
+POLICY_INVALID = register(
+    "policy.invalid",
+    "The --policy file is not a valid audit policy (TOML syntax, unknown or missing key, type, "
+    "value).",
+    "See docs/auditing.md for the policy keys; the policy is read strictly.",
+    exit_status=EXIT_USAGE)
+POLICY_UNMET = register(
+    "policy.unmet", "A requirement of the audit policy is not met by the bundle.",
+    "The message names the policy key; the bundle is not acceptable under this policy.")
+REPRODUCE_EVIDENCE = register(
+    "reproduce.evidence",
+    "The bundle carries no recorded cargo invocation to re-run (an artifact record, or none).",
+    "Reproduce the library where its record was compiled: run `horon-bundle compile` there and "
+    "compare the library digest with the record's.")
+REPRODUCE_TOOLCHAIN = register(
+    "reproduce.toolchain",
+    "The toolchain here (cargo, rustc, host or horon-bundle version) differs from the recorded "
+    "one; nothing was built.",
+    "Install the recorded toolchain (e.g. a rust-toolchain.toml pinning it) and run again.")
+REPRODUCE_SOURCE = register(
+    "reproduce.source",
+    "The source checkout is at another git revision than the recorded one, or is dirty; "
+    "nothing was built.",
+    "Check out the recorded revision cleanly (`git checkout <revision>`, no local changes).")
+REPRODUCE_LIBRARY = register(
+    "reproduce.library", "The rebuilt library or a sidecar differs from the bundle's bytes.",
+    "The bundle's library was not built from this source with this toolchain as recorded.")
+REPRODUCE_FILE = register(
+    "reproduce.file",
+    "A rebuilt bundle file (plugin.json, SHA256SUMS, SBOM, notices, licence …) differs, is "
+    "missing or is extra.",
+    "Compare the named file; the message gives both digests and the first differing offset.")
+REPRODUCE_PROVENANCE = register(
+    "reproduce.provenance",
+    "A field of the rebuilt provenance differs from the recorded one (builder id excepted).",
+    "The message names the field and both values.")
+
+# --- doctor (docs/doctor.md) ----------------------------------------------------------
+TARGET_MISMATCH = register(
+    "target.mismatch", "The bundle's target is not this host's; nothing was loaded.",
+    "Run doctor on a machine of the bundle's target, or build the bundle for this host.")
+DOCTOR_UNSUPPORTED = register(
+    "doctor.unsupported-platform", "doctor runs on POSIX hosts only (Linux, macOS).",
+    "Run doctor on a Linux or macOS machine; on Windows use verify.",
+    exit_status=EXIT_ENVIRONMENT)
+DOCTOR_ENVIRONMENT = register(
+    "doctor.environment", "doctor cannot run here: the host target is unknown, or a temporary "
+    "directory or the child process cannot be created.", "Read the message; fix the machine.",
+    exit_status=EXIT_ENVIRONMENT)
+ABI_STRUCT_SIZE = register(
+    "abi.struct-size", "The handshake table's struct_size is below 104 (or was not written).",
+    "Write the whole 104-byte HoronPluginApiV1 with struct_size = 104.")
+ABI_MAJOR_MISMATCH = register(
+    "abi.major-mismatch", "The handshake table advertises an ABI major other than 1.",
+    "Build against templates/include/horon_plugin_abi_v1.h (HORON_ABI_MAJOR 1).")
+ABI_MINOR = register(
+    "abi.minor", "The table's ABI minor differs from plugin.json `abi.minor`.",
+    "Let the build record the minor the library advertises; never edit plugin.json.")
+ABI_WIRE_SCHEMA = register(
+    "abi.wire-schema", "The table's wire_schema is not horon.wire.v1 / plugin.json's.",
+    "Point wire_schema at the static string \"horon.wire.v1\".")
+ABI_PLUGIN_ID = register(
+    "abi.plugin-id", "The table's plugin_id differs from plugin.json `id`.",
+    "Generate the id from one source (templates/plugin/src/meta.rs).")
+ABI_FEATURES = register(
+    "abi.features", "The table's advertised features differ from plugin.json `features`.",
+    "Generate the advertised list from the compiled features (templates/plugin/build.rs).")
+ABI_NULL_ENTRY = register(
+    "abi.null-entry", "An entry of the handshake table is NULL or was not written.",
+    "Fill in all nine entries: create … free_buffer.")
+ABI_OUT_OVERRUN = register(
+    "abi.out-overrun", "A successful handshake wrote more than the 104 bytes of a v1 table.",
+    "Write exactly sizeof(HoronPluginApiV1), whatever out_capacity says.")
+ABI_REFUSAL_CODE = register(
+    "abi.refusal-code", "A single-fault request (or a correct one) got the wrong status code.",
+    "Check the request in the contract's order; see docs/abi-v1.md section 3.")
+ABI_REFUSAL_ORDER = register(
+    "abi.refusal-order", "A request with several faults did not get the code of the first "
+    "failing check in the fixed order.",
+    "Check NULL, struct_size, ABI major, wire schema, capacity, features, in that order.")
+ABI_OUT_TOUCHED = register(
+    "abi.out-touched", "The handshake changed *out although it refused the request.",
+    "Check everything first; write the table only when answering OK.")
+ABI_INSTANCE = register(
+    "abi.instance", "An instance entry (create, start, release, shutdown) failed on a valid "
+    "call, or the whoami tool call ended in an error.",
+    "create must accept a config object, two directories and the advertised features.")
+ABI_DESCRIBE = register(
+    "abi.describe", "describe failed, or its answer is not strict JSON whose id, version and "
+    "features equal plugin.json.", "Generate describe from the same constants as plugin.json.")
+ABI_FRAME_FORMAT = register(
+    "abi.frame-format", "A frame is not a strict JSON object with an integer seq and a known "
+    "kind.", "Frames are {\"seq\":N,\"kind\":\"tool_envelope\"|\"done\"|\"error\",…}.")
+ABI_FRAME_SEQ = register(
+    "abi.frame-seq", "Frame seq numbers do not run 0, 1, 2 … without a gap.",
+    "Number frames from 0 per operation and never skip one.")
+ABI_FRAME_TERMINAL = register(
+    "abi.frame-terminal", "An operation did not end with exactly one terminal frame (done or "
+    "error) as its last frame.", "Emit one done or error frame, then answer next with 1.")
+ABI_FRAME_SIZE = register(
+    "abi.frame-size", "A frame or describe answer is above the 64 MiB message limit.",
+    "Split large results; a host refuses anything above 64 MiB.")
+ABI_BUFFER_LEAK = register(
+    "abi.buffer-leak", "A buffer handed out by describe or next cannot be given back through "
+    "free_buffer (NULL or missing entry, or a NULL pointer with a length).",
+    "Fill in free_buffer and hand out buffers it can take back.")
+DOCTOR_SIDE_EFFECT_WRITE = register(
+    "doctor.side-effect-write", "The library wrote to the file system where the contract "
+    "forbids it (anything while loaded, handshaking or describing; outside the instance "
+    "directory later).", "Write only inside the instance directory, and only in operations.")
+DOCTOR_SIDE_EFFECT_NETWORK = register(
+    "doctor.side-effect-network", "The library opened a network connection while loaded, "
+    "handshaking, creating or describing.",
+    "Connect upstream only in operations (start/next), never when loaded or described.")

@@ -1,0 +1,162 @@
+"""One strict JSON reader for every document the toolchain reads, and one canonical writer.
+
+Measured on CPython: `json.loads` keeps the last of duplicate keys, accepts NaN and `"\\ud800"`,
+turns `1e400` into inf, raises RecursionError on deep nesting and ValueError past 4300 digits.
+So the bytes are checked (size, BOM, UTF-8, depth) before parsing, hooks refuse duplicates,
+non-finite numbers, floats and out-of-range integers during parsing, and strings are checked
+for lone surrogates afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NoReturn
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Code, Refused
+
+MAX_SAFE_INTEGER = 2**53 - 1
+DEFAULT_MAX_BYTES = 1 << 20
+DEFAULT_MAX_DEPTH = 64
+_MAX_INT_DIGITS = 19
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "a UTF-8 byte order mark"),
+    (b"\x00\x00\xfe\xff", "a UTF-32 byte order mark"),
+    (b"\xff\xfe\x00\x00", "a UTF-32 byte order mark"),
+    (b"\xfe\xff", "a UTF-16 byte order mark"),
+    (b"\xff\xfe", "a UTF-16 byte order mark"),
+)
+_JSON_WHITESPACE = " \t\n\r"
+
+
+class _Reject(Exception):
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _refuse(source: str, code: Code, message: str) -> NoReturn:
+    raise Refused.one(code, f"{source}: {message}")
+
+
+def _check_encoding(data: bytes, source: str) -> str:
+    for bom, what in _BOMS:
+        if data.startswith(bom):
+            _refuse(source, codes.JSON_ENCODING, f"starts with {what}")
+    if len(data) >= 2 and (data[0] == 0 or data[1] == 0):
+        _refuse(source, codes.JSON_ENCODING, "looks like UTF-16/32 (NUL in the first bytes)")
+    try:
+        return data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        _refuse(source, codes.JSON_ENCODING, f"invalid UTF-8 at byte {exc.start}")
+
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def _check_depth(text: str, source: str, max_depth: int) -> None:
+    """Refuse nesting deeper than `max_depth` before the recursive parser sees it (strings are
+    skipped by a regular expression, so the scan runs at C speed)."""
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group(0)
+        if token in ("[", "{"):
+            depth += 1
+            if depth > max_depth:
+                _refuse(source, codes.JSON_TOO_DEEP, f"nesting deeper than {max_depth}")
+        elif token in ("]", "}"):
+            depth -= 1
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Reject(codes.JSON_DUPLICATE_KEY, f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _constant(name: str) -> NoReturn:
+    raise _Reject(codes.JSON_NONFINITE, f"non-finite number {name}")
+
+
+def _float(text: str) -> NoReturn:
+    raise _Reject(codes.JSON_FLOAT, f"number {text[:40]} is not an integer")
+
+
+def _int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > _MAX_INT_DIGITS:
+        raise _Reject(codes.JSON_INTEGER_RANGE, f"integer with {len(digits)} digits")
+    value = int(text)
+    if not 0 <= value <= MAX_SAFE_INTEGER:
+        raise _Reject(codes.JSON_INTEGER_RANGE, f"integer {value} outside 0 … 2^53-1")
+    return value
+
+
+def _find_surrogate(value: object) -> str | None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int,
+    strict=True,
+)
+_TOOL_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, strict=True)
+
+
+def read_json(
+    data: bytes,
+    *,
+    source: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    any_number: bool = False,
+) -> object:
+    """Parse one JSON document from `data`, refusing anything ambiguous; `source` names the file.
+
+    `any_number` admits floats and integers of any sign and size (the output of a tool such as
+    cargo, whose formats have them); everything else stays as strict.
+    """
+    if len(data) > max_bytes:
+        _refuse(source, codes.JSON_TOO_LARGE, f"{len(data)} bytes, limit {max_bytes}")
+    text = _check_encoding(data, source)
+    _check_depth(text, source, max_depth)
+    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    try:
+        value, end = (_TOOL_DECODER if any_number else _DECODER).raw_decode(text, start)
+    except _Reject as exc:
+        _refuse(source, exc.code, exc.message)
+    except json.JSONDecodeError as exc:
+        _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
+    except (ValueError, RecursionError) as exc:  # digit limits and the like: still a refusal
+        _refuse(source, codes.JSON_SYNTAX, str(exc)[:120])
+    if text[end:].strip(_JSON_WHITESPACE):
+        _refuse(source, codes.JSON_TRAILING_DATA, f"data after the document at offset {end}")
+    surrogate = _find_surrogate(value)
+    if surrogate is not None:
+        _refuse(source, codes.JSON_ENCODING, "a string holds a lone surrogate escape")
+    return value
+
+
+def canonical_bytes(value: object) -> bytes:
+    """The toolchain's one output form: sorted keys, two-space indent, ASCII, final newline."""
+    text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)
+    return (text + "\n").encode("ascii")

@@ -1,0 +1,44 @@
+"""The child process that loads a plugin library; the toolchain itself never loads one.
+
+Run as `python -I -B -m horon_bundle.load.child.entry MODE LIBRARY [ARGUMENT-JSON]`. Before the
+library is loaded, file descriptor 1 is pointed at stderr so nothing the library prints can
+pass for an answer; the one JSON answer goes to the saved original stdout. A crash or hang
+ends this process, and the parent reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from horon_bundle.load.child import doctor, loading
+
+_answer_fd = -1
+
+
+def _answer(document: dict[str, Any]) -> None:
+    data = (json.dumps(document, sort_keys=True) + "\n").encode("utf-8")
+    os.write(_answer_fd, data)
+
+
+MODES = {"handshake": loading.mode_handshake, "doctor": doctor.mode_doctor}
+
+
+def main(argv: list[str]) -> int:
+    global _answer_fd  # noqa: PLW0603 - the answer channel is set once, before loading
+    _answer_fd = os.dup(1)
+    os.dup2(2, 1)
+    mode, library = argv[0], argv[1]
+    argument = json.loads(argv[2]) if len(argv) > 2 else {}
+    try:
+        answer = MODES[mode](library, argument)
+    except OSError as exc:  # dlopen failure
+        answer = {"step": "load", "error": str(exc)}
+    _answer(answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,104 @@
+"""What `verify` checks beyond the bundle's own bytes: its signature and the auditor's policy.
+
+`audit_path` = `verify_path` (every rule of the bundle format) + the signature checks
+(`signature.*`, archives only: signatures cover `<archive>.sigstore.json`) + one check per
+policy key (`policy.*`), all on the same report. Everything runs offline: the trust root is
+pinned (`verify.trust`), nothing is fetched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.model.signer import SignerIdentity
+from horon_bundle.rules.policy import Policy, Subject
+from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.signature import (
+    SignatureResult,
+    SignatureVerifier,
+    provenance_signature_path,
+    signature_path,
+    verify_file,
+    verify_statement,
+)
+from horon_bundle.verify.trust import PRODUCTION, TrustChoice, load_trust
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditOptions:
+    verifier: SignatureVerifier | None = None
+    require_signature: bool = False
+    policy: Policy | None = None
+
+
+def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
+                  require_signature: bool, policy: Policy | None) -> AuditOptions:
+    """Merge the command line with the policy; refuse what cannot be meant (exit 2)."""
+    if identity is not None and policy is not None and policy.signer is not None:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          f"the signer is named both on the command line and in "
+                          f"{policy.source} [signer]; name it in one place")
+    signer = identity or (policy.signer if policy is not None else None)
+    required = require_signature or (policy is not None and policy.require_signature)
+    if required and signer is None:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          "a signature is required but no signer is named: a signature from "
+                          "anyone proves nothing")
+    if signer is None and trust.kind != PRODUCTION:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          f"{trust.label} given but no signer named, so no signature is checked")
+    verifier = None
+    if signer is not None:
+        verifier = SignatureVerifier(trust=load_trust(trust), identity=signer)
+    return AuditOptions(verifier=verifier, require_signature=required, policy=policy)
+
+
+def audit_path(path: Path, options: AuditOptions) -> VerifyReport:
+    """Verify a bundle directory or archive, then its signature and the policy."""
+    report = verify_path(path)
+    if options.verifier is not None:
+        report.notes.append(f"trust root: {options.verifier.trust.description}")
+    signature = _signature(path, report, options)
+    if options.policy is not None:
+        subject = Subject(
+            manifest=report.manifest,
+            facts=report.provenance.facts if report.provenance is not None else None,
+            signature_present=signature is not None and any(
+                c.name == "signature.present" and c.status == "pass" for c in signature.checks),
+            signature_verified=signature is not None and signature.verified,
+            certified=signature.certified if signature is not None else None)
+        report.checks.extend(options.policy.checks(subject))
+    return report
+
+
+def _signature(path: Path, report: VerifyReport,
+               options: AuditOptions) -> SignatureResult | None:
+    verifier = options.verifier
+    if verifier is None:
+        present = path.is_file() and signature_path(path).is_file()
+        report.skipped("signature.present",
+                    f"{signature_path(path).name} present, not checked: name the signer "
+                    "(--identity/--issuer or --github-repository)" if present
+                    else "not checked: no signer named")
+        return None
+    if not path.is_file():
+        why = "signatures cover archives: verify the .zip next to the bundle directory"
+        if options.require_signature:
+            report.judged("signature.present",
+                         [Finding(codes.SIGNATURE_MISSING, f"{path.name}: {why}")])
+        else:
+            report.skipped("signature.present", why)
+        return None
+    result = verify_file(path, verifier, required=options.require_signature)
+    report.checks.extend(result.checks)
+    statement_signature = provenance_signature_path(path)
+    manifest = report.manifest
+    asset = manifest.asset("provenance") if manifest is not None else None
+    if statement_signature.is_file() and asset is not None and asset.file.path in report.digests:
+        report.checks.append(verify_statement(
+            statement_signature, report.digests[asset.file.path].sha256, verifier))
+    return result

@@ -1,0 +1,32 @@
+"""The verify report (format horon.verify-report.v1): every check of one bundle, in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from horon_bundle.core.hashing import Digest
+from horon_bundle.model.checks import CheckList
+from horon_bundle.model.manifest import Manifest
+from horon_bundle.model.provenance import Provenance
+
+REPORT_FORMAT = "horon.verify-report.v1"
+
+
+@dataclass(slots=True)
+class VerifyReport(CheckList):
+    path: str = ""
+    manifest: Manifest | None = None
+    provenance: Provenance | None = None
+    digests: dict[str, Digest] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": REPORT_FORMAT, "path": self.path, "ok": self.ok,
+            "bundle": None if self.manifest is None else {
+                "id": self.manifest.id, "version": self.manifest.version,
+                "target": self.manifest.target, "channel": self.manifest.channel},
+            "checks": [c.to_json() for c in self.checks],
+            "notes": list(self.notes),
+        }
