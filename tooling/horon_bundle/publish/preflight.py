@@ -58,10 +58,20 @@ class PlannedItem:
     location: str
 
 
+def _identity(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written, replaced or touched (ctime cannot be set back)."""
+    info = path.stat()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
-    """Verify one archive and the files beside it; the item is None when it cannot be used."""
+    """Verify one archive and the files beside it; the item is None when it cannot be used.
+
+    The archive is hashed once here; its identity (inode, size, times) is compared after the
+    checks instead of hashing it again, and the upload is checked against this digest."""
     findings = Findings()
     try:
+        before_identity = _identity(path)
         before = hash_file(path)
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
@@ -100,10 +110,11 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: plugin.json could not be read again")
     verified = report.digests.get(MANIFEST_NAME)
     try:
-        after = hash_file(path)
+        after_identity = _identity(path)
     except OSError as exc:
         return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
-    if after != before or verified is None or hash_bytes(manifest_bytes) != verified:
+    if (after_identity != before_identity or verified is None
+            or hash_bytes(manifest_bytes) != verified):
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
     item = ReleaseItem(archive=path, digest=before, manifest=manifest,
                        manifest_bytes=manifest_bytes, signature=signature,
