@@ -3,10 +3,10 @@
 requests (imported lazily) brings the HTTP session, oras-py's `oras.auth` the bearer-token
 flow and credentials from the Docker config (not `oras.provider`, which also imports
 jsonschema: 30 MiB and a second of start-up); this module adds what publishing needs and
-oras's `push` lacks: manifests written byte for byte (with `artifactType`), blobs streamed from their file and
-never held whole (a 1 GiB archive never sits in memory), every answer checked, no silent
-retries (oras retries for minutes against a dead registry), timeouts, and every transport
-failure turned into a refusal. Credentials are never logged: messages name the registry, the
+oras's `push` lacks: manifests written byte for byte (with `artifactType`), blobs streamed
+from their file and never held whole (a 1 GiB archive never sits in memory), every answer
+checked, no silent retries (oras retries for minutes against a dead registry), timeouts, and
+every transport failure turned into a refusal. Credentials are never logged: messages name the registry, the
 path and the HTTP status, nothing else.
 
 A blob is uploaded monolithically: `POST /blobs/uploads/` opens a session, one `PUT
