@@ -6,8 +6,8 @@ jsonschema: 30 MiB and a second of start-up); this module adds what publishing n
 oras's `push` lacks: manifests written byte for byte (with `artifactType`), blobs streamed
 from their file and never held whole (a 1 GiB archive never sits in memory), every answer
 checked, no silent retries (oras retries for minutes against a dead registry), timeouts, and
-every transport failure turned into a refusal. Credentials are never logged: messages name the registry, the
-path and the HTTP status, nothing else.
+every transport failure turned into a refusal. Credentials are never logged: messages name
+the registry, the path and the HTTP status, nothing else.
 
 A blob is uploaded monolithically: `POST /blobs/uploads/` opens a session, one `PUT
 <location>?digest=` carries the whole body with its `Content-Length` (the form every
