@@ -73,7 +73,7 @@ def test_user_copy_path(tmp_path: Path) -> None:
     reader = os.open(source, os.O_RDONLY)
     handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        digest = store_copy._user_copy(reader, handle, source)  # noqa: SLF001 - that path
+        digest = store_copy._user_copy(reader, handle, source)
     finally:
         os.close(reader)
         os.close(handle)
