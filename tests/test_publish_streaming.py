@@ -50,7 +50,7 @@ def test_the_kernel_copy_hashes_the_bytes_it_stored(tmp_path: Path, size: int) -
 def test_across_file_systems_the_copy_falls_back_to_read_hash_write(tmp_path: Path) -> None:
     """copy_file_range between two file systems is refused (EXDEV) on current kernels; the
     copy then reads, hashes and writes each chunk, with the same result."""
-    source = Path(os.path.join(SHM, f"horon-test-{os.getpid()}-{tmp_path.name}"))
+    source = SHM / f"horon-test-{os.getpid()}-{tmp_path.name}"
     try:
         data = _payload(source, 2 * store_copy.COPY_CHUNK + 5)
         temp = tmp_path / "copy"
