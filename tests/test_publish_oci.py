@@ -60,27 +60,26 @@ def test_publish_pull_back_and_compare(tmp_path: Path, registry: Registry,
     assert annotations["dev.horon.plugin.features"] == "clock,greeting"
     assert annotations["dev.horon.plugin.archive.sha256"] == bundle["archive"]["sha256"]
 
-    local = {releases.example.name: releases.example.read_bytes(),
-             releases.example.name + ".build.json":
-                 Path(str(releases.example) + ".build.json").read_bytes()}
-    layers = manifest["layers"]
-    assert layers[0]["mediaType"] == ARCHIVE_MEDIA_TYPE
-    assert {layer["annotations"]["org.opencontainers.image.title"] for layer in layers} == set(
-        local)
-    for layer in layers:
-        status, blob = registry.get(f"/v2/horon/example/blobs/{layer['digest']}")
-        assert status == 200
-        assert blob == local[layer["annotations"]["org.opencontainers.image.title"]]
+    # the archive is the manifest's one layer; the build record is a referrer
+    # (tests/test_publish_referrers.py)
+    [layer] = manifest["layers"]
+    assert layer["mediaType"] == ARCHIVE_MEDIA_TYPE
+    assert layer["annotations"]["org.opencontainers.image.title"] == releases.example.name
+    assert layer["digest"] == "sha256:" + bundle["archive"]["sha256"]
+    status, blob = registry.get(f"/v2/horon/example/blobs/{layer['digest']}")
+    assert status == 200
+    assert blob == releases.example.read_bytes()
     status, config = registry.get(f"/v2/horon/example/blobs/{manifest['config']['digest']}")
     plugin = json.loads(config)
     assert (plugin["id"], plugin["version"], plugin["target"]) == ("example", "0.1.0", HOST)
 
-    # an independent client: oras-py pulls the layers by their titles
+    # an independent client: oras-py pulls the archive by its title
     import oras.client  # type: ignore[import-untyped]  # noqa: PLC0415 - only this test
 
     pulled = oras.client.OrasClient(hostname=registry.host, insecure=True).pull(
         target=f"{registry.host}/horon/example:{TAG}", outdir=str(tmp_path / "pulled"))
-    assert {Path(p).name: Path(p).read_bytes() for p in pulled} == local
+    assert {Path(p).name: Path(p).read_bytes() for p in pulled} == {
+        releases.example.name: releases.example.read_bytes()}
 
 
 def test_rerun_is_already_published_without_writes(tmp_path: Path, registry: Registry,

@@ -6,8 +6,9 @@
     yanks/<id>/<version>/<target>.json         horon.yank.v1, written once
     .tmp/                                      temp files of writers in progress
 
-Every file is written to `.tmp/`, fsynced, checked, then linked onto its final name with
-link(2), which fails when the name exists: of two publishers racing for one index entry
+Every file is written to `.tmp/` (a large one copied by the kernel and hashed beside the
+copy, `store_copy`), checked, fsynced once, then linked onto its final name with link(2),
+which fails when the name exists: of two publishers racing for one index entry
 exactly one wins, and the loser sees the winner's entry. Nothing is ever rewritten or deleted.
 """
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
-import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -26,7 +26,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import fsync_directory
-from horon_bundle.core.hashing import CHUNK, Digest, hash_bytes, hash_file
+from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.publish.destination import (
     ABSENT,
@@ -41,6 +41,7 @@ from horon_bundle.publish.destination import (
     YankResult,
 )
 from horon_bundle.publish.release import ReleaseItem, SideFile
+from horon_bundle.publish.store_copy import copy_and_hash
 
 STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"
@@ -218,15 +219,25 @@ class FileStore(Destination):
         return final
 
     def _put_blob_file(self, source: Path, expected: Digest) -> Path:
+        """Store a large file: copied and hashed in one pass, fsynced once, linked. A blob
+        already under the name (an interrupted run, a racing publisher) is hashed instead:
+        the name alone proves nothing."""
         final = self.blob_path(expected.sha256)
         if not final.exists():
             with self._temp() as (handle, temp):
-                actual = _copy_into(source, handle, temp)
+                try:
+                    actual = copy_and_hash(source, handle, temp)
+                    if actual == expected:
+                        os.fsync(handle)
+                        temp.chmod(0o444)
+                except OSError as exc:
+                    raise _write_error(temp, exc) from None
                 if actual != expected:
                     raise Refused.one(codes.PUBLISH_INTEGRITY,
                                       f"{source.name}: sha256 {actual.sha256} now, "
                                       f"{expected.sha256} when checked; nothing was published")
-                self._link_new(temp, final)
+                if self._link_new(temp, final):
+                    return final
         self._check_blob(final, expected)
         return final
 
@@ -294,35 +305,6 @@ def _write_all(handle: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(handle, view):]
-
-
-def _copy_into(source: Path, handle: int, temp: Path) -> Digest:
-    hasher = hashlib.sha256()
-    size = 0
-    try:
-        reader = source.open("rb")
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
-    with reader:
-        while True:
-            try:
-                chunk = reader.read(CHUNK)
-            except OSError as exc:
-                raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
-            if not chunk:
-                break
-            hasher.update(chunk)
-            size += len(chunk)
-            try:
-                _write_all(handle, chunk)
-            except OSError as exc:
-                raise _write_error(temp, exc) from None
-    try:
-        os.fsync(handle)
-        temp.chmod(0o444)
-    except OSError as exc:
-        raise _write_error(temp, exc) from None
-    return Digest(hasher.hexdigest(), size)
 
 
 def _write_error(path: Path, exc: OSError) -> Refused:

@@ -1,44 +1,110 @@
-"""A small OCI distribution client on top of oras-py's session and authentication.
+"""A small OCI distribution client on top of requests and oras-py's authentication.
 
-oras-py (imported lazily) brings the HTTP session, the bearer-token flow and credentials
-from the Docker config; this module adds what publishing needs and oras's `push` lacks:
-manifests written byte for byte (with `artifactType`), blobs from memory, every answer
-checked, no silent retries (oras retries for minutes against a dead registry), timeouts,
-and every transport failure turned into a refusal. Credentials are never logged: messages
-name the registry, the path and the HTTP status, nothing else.
+requests (imported lazily) brings the HTTP session, oras-py's `oras.auth` the bearer-token
+flow and credentials from the Docker config (not `oras.provider`, which also imports
+jsonschema: 30 MiB and a second of start-up); this module adds what publishing needs and
+oras's `push` lacks: manifests written byte for byte (with `artifactType`), blobs streamed
+from their file and never held whole (a 1 GiB archive never sits in memory), every answer
+checked, no silent retries (oras retries for minutes against a dead registry), timeouts, and
+every transport failure turned into a refusal. Credentials are never logged: messages name
+the registry, the path and the HTTP status, nothing else.
+
+A blob is uploaded monolithically: `POST /blobs/uploads/` opens a session, one `PUT
+<location>?digest=` carries the whole body with its `Content-Length` (the form every
+registry supports, GHCR and distribution included; chunked `PATCH` costs a round trip per
+chunk and buys only resumption, which a re-run gives anyway). The registry recomputes the
+digest of what it received and refuses a difference; the client confirms the stored blob by
+`HEAD` (digest and size). The archive is hashed once, by preflight; nothing is read back.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.publish.destination import OciAddress
-from horon_bundle.publish.oci_layout import MANIFEST_MEDIA_TYPE
+from horon_bundle.publish.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 
 USERNAME_VARIABLE = "HORON_REGISTRY_USERNAME"
 PASSWORD_VARIABLE = "HORON_REGISTRY_PASSWORD"  # noqa: S105 - the variable's name, not a secret
 TIMEOUT = (10.0, 120.0)  # connect, read (seconds)
 MAX_MANIFEST_BYTES = 4 << 20
+UPLOAD_CHUNK = 1 << 20  # bytes per send: few system calls, flat memory (docs/benchmarks.md)
 _UNAVAILABLE = (502, 503, 504)
+ACCEPT_MANIFESTS = f"{MANIFEST_MEDIA_TYPE}, {INDEX_MEDIA_TYPE}"
+
+
+class FileBody:
+    """A request body read from a file in `UPLOAD_CHUNK` pieces, never whole.
+
+    It has a length, so the request carries `Content-Length` (no chunked transfer encoding);
+    it can be iterated again, so a request answered by 401 is sent again from the start.
+    Exactly the checked size is sent: the registry recomputes the digest of those bytes and
+    refuses a difference (`DIGEST_INVALID`), so a file changed since it was checked is
+    stored under no name; a file that became shorter is refused mid-request (the registry
+    sees a truncated body and stores nothing) instead of leaving it waiting for bytes."""
+
+    def __init__(self, path: Path, expected: Digest, where: str) -> None:
+        self.path = path
+        self.expected = expected
+        self.where = where
+
+    def __len__(self) -> int:
+        return self.expected.size
+
+    def __iter__(self) -> Iterator[bytes]:
+        remaining = self.expected.size
+        try:
+            stream = self.path.open("rb", buffering=0)
+        except OSError as exc:
+            raise Refused.one(codes.INPUT_UNREADABLE, f"{self.path}: {exc.strerror}") from None
+        with stream:
+            while remaining:
+                try:
+                    chunk = stream.read(min(UPLOAD_CHUNK, remaining))
+                except OSError as exc:
+                    raise Refused.one(codes.INPUT_UNREADABLE,
+                                      f"{self.path}: {exc.strerror}") from None
+                if not chunk:
+                    raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.where}: the file became "
+                                      "shorter since it was checked; nothing was published")
+                remaining -= len(chunk)
+                yield chunk
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fetched:
+    data: bytes
+    media_type: str
+    etag: str | None
+
+
+class ConcurrentWrite(Exception):
+    """A conditional write lost to another writer (HTTP 412): read again and retry."""
 
 
 class RegistryClient:
     def __init__(self, address: OciAddress, environ: Mapping[str, str]) -> None:
+        # oras.auth alone: oras.provider would also import jsonschema (+30 MiB, +1.3 s here)
+        import http.cookiejar  # noqa: PLC0415 - with the session
+
+        import oras.auth  # type: ignore[import-untyped]  # noqa: PLC0415 - heavy: requests
         import oras.container  # type: ignore[import-untyped]  # noqa: PLC0415 - heavy
-        import oras.provider  # type: ignore[import-untyped]  # noqa: PLC0415 - heavy
+        import requests  # noqa: PLC0415 - comes with oras
 
         self.address = address
         scheme = "http" if address.loopback else "https"
         self.base = f"{scheme}://{address.registry}"
-        self._oras = oras.provider.Registry(hostname=address.registry, insecure=address.loopback,
-                                            auth_backend="token")
-        self._session: Any = self._oras.session
-        self._auth: Any = self._oras.auth
+        self._session: Any = requests.Session()
+        # no cookies: some registries (Harbor) take one as a sign of a browser
+        self._session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+        self._auth: Any = oras.auth.get_auth_backend("token", self._session, address.loopback)
         self._basic: str | None = None
         self.credential_problem: str | None = None
         username = environ.get(USERNAME_VARIABLE, "")
@@ -62,8 +128,8 @@ class RegistryClient:
             self._basic = getattr(self._auth, "_basic_auth", None)
 
     # --- transport -------------------------------------------------------------------------
-    def _send(self, method: str, url: str, headers: dict[str, str], data: bytes | None,
-              stream: bool) -> Any:
+    def _send(self, method: str, url: str, headers: dict[str, str],
+              data: bytes | FileBody | None, stream: bool) -> Any:
         import requests  # noqa: PLC0415 - comes with oras
 
         try:
@@ -81,7 +147,7 @@ class RegistryClient:
                           f"{self.address.display}: {method} {_path(url)}: {reason}")
 
     def request(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
-                data: bytes | None = None, stream: bool = False,
+                data: bytes | FileBody | None = None, stream: bool = False,
                 url: str | None = None) -> Any:
         """One request with authentication; 401 is answered once, then refused."""
         target = url or f"{self.base}{path}"
@@ -153,81 +219,108 @@ class RegistryClient:
         location: str = response.headers["Location"]
         return location if location.startswith(("http://", "https://")) else self.base + location
 
-    def blob_size(self, repository: str, sha256: str) -> int | None:
-        path = f"/v2/{repository}/blobs/sha256:{sha256}"
+    def blob_size(self, repository: str, digest: Digest) -> int | None:
+        """The size of the stored blob (None: absent); a registry naming another digest is
+        refused, and so is a size other than the digest's (content addressing is broken)."""
+        path = f"/v2/{repository}/blobs/sha256:{digest.sha256}"
         response = self.request("HEAD", path)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
             raise self.unexpected("HEAD", path, response)
-        digest = response.headers.get("Docker-Content-Digest")
-        if digest not in (None, f"sha256:{sha256}"):
+        named = response.headers.get("Docker-Content-Digest")
+        size = response.headers.get("Content-Length", "")
+        if named not in (None, f"sha256:{digest.sha256}") or size != str(digest.size):
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: {path} answers "
-                                                       f"digest {digest}")
-        return int(response.headers.get("Content-Length", "-1"))
+                                                       f"digest {named}, {size or '?'} bytes; "
+                                                       f"expected {digest.size} bytes")
+        return digest.size
 
     def push_blob(self, repository: str, data: bytes) -> Digest:
-        """Upload a blob unless present, then read it back and compare digests."""
+        """Upload a small blob held in memory unless present; confirm it by digest."""
         digest = hash_bytes(data)
-        if self.blob_size(repository, digest.sha256) is None:
-            path = f"/v2/{repository}/blobs/uploads/"
-            response = self.request("POST", path, headers={"Content-Length": "0"})
-            if response.status_code != 202 or not response.headers.get("Location"):
-                raise self.unexpected("POST", path, response)
-            location = self._location(response)
-            joiner = "&" if "?" in location else "?"
-            response = self.request(
-                "PUT", "", url=f"{location}{joiner}digest=sha256:{digest.sha256}", data=data,
-                headers={"Content-Type": "application/octet-stream",
-                         "Content-Length": str(len(data))})
-            if response.status_code == 400 and _error_code(response) == "DIGEST_INVALID":
-                raise Refused.one(codes.PUBLISH_INTEGRITY,
-                                  f"{self.address.display}: the registry received other bytes "
-                                  f"than sha256 {digest.sha256}")
-            if response.status_code != 201:
-                raise self.unexpected("PUT", f"/v2/{repository}/blobs/uploads/…", response)
-        self.verify_blob(repository, digest)
+        if self.blob_size(repository, digest) is None:
+            self._upload(repository, digest, data)
+            self.confirm_blob(repository, digest)
         return digest
 
-    def verify_blob(self, repository: str, digest: Digest) -> None:
-        path = f"/v2/{repository}/blobs/sha256:{digest.sha256}"
-        data = self.fetch(path, limit=digest.size)
-        actual = hash_bytes(data)
-        if actual != digest:
-            raise Refused.one(codes.PUBLISH_INTEGRITY,
-                              f"{self.address.display}: {path} reads back as sha256 "
-                              f"{actual.sha256} ({actual.size} bytes)")
+    def push_file(self, repository: str, path: Path, expected: Digest, where: str) -> None:
+        """Upload a file as a blob unless present, streamed from disk (memory stays flat);
+        the registry checks the digest of what it received, a HEAD confirms what it holds."""
+        if self.blob_size(repository, expected) is not None:
+            return
+        self._upload(repository, expected, FileBody(path, expected, where))
+        self.confirm_blob(repository, expected)
 
-    def fetch(self, path: str, *, limit: int, accept: str | None = None) -> bytes:
-        headers = {"Accept": accept} if accept else {}
-        response = self.request("GET", path, headers=headers, stream=True)
+    def _upload(self, repository: str, digest: Digest, body: bytes | FileBody) -> None:
+        path = f"/v2/{repository}/blobs/uploads/"
+        response = self.request("POST", path, headers={"Content-Length": "0"})
+        if response.status_code != 202 or not response.headers.get("Location"):
+            raise self.unexpected("POST", path, response)
+        location = self._location(response)
+        joiner = "&" if "?" in location else "?"
+        response = self.request(
+            "PUT", "", url=f"{location}{joiner}digest=sha256:{digest.sha256}", data=body,
+            headers={"Content-Type": "application/octet-stream",
+                     "Content-Length": str(digest.size)})
+        if response.status_code == 400 and _error_code(response) == "DIGEST_INVALID":
+            raise Refused.one(codes.PUBLISH_INTEGRITY,
+                              f"{self.address.display}: the registry received other bytes "
+                              f"than sha256 {digest.sha256}")
+        if response.status_code != 201:
+            raise self.unexpected("PUT", f"/v2/{repository}/blobs/uploads/…", response)
+        named = response.headers.get("Docker-Content-Digest")
+        if named not in (None, f"sha256:{digest.sha256}"):
+            raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: stored the "
+                                                       f"upload as {named}, sent sha256:"
+                                                       f"{digest.sha256}")
+
+    def confirm_blob(self, repository: str, digest: Digest) -> None:
+        """The registry holds the blob under its digest with its size (a HEAD: nothing read)."""
+        if self.blob_size(repository, digest) is None:
+            raise Refused.one(codes.PUBLISH_INTEGRITY,
+                              f"{self.address.display}: /v2/{repository}/blobs/sha256:"
+                              f"{digest.sha256} is missing right after its upload")
+
+    def _body(self, path: str, response: Any, limit: int) -> bytes:
+        chunks, size = [], 0
+        for chunk in response.iter_content(chunk_size=1 << 16):
+            size += len(chunk)
+            if size > limit:
+                raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
+                                  f"{self.address.display}: {path} is larger than {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def get_manifest(self, repository: str, reference: str) -> Fetched | None:
+        """A manifest or index by tag or digest, with its media type and ETag (None: 404)."""
+        path = f"/v2/{repository}/manifests/{reference}"
+        response = self.request("GET", path, headers={"Accept": ACCEPT_MANIFESTS}, stream=True)
         try:
+            if response.status_code == 404:
+                return None
             if response.status_code != 200:
                 raise self.unexpected("GET", path, response)
-            chunks, size = [], 0
-            for chunk in response.iter_content(chunk_size=1 << 16):
-                size += len(chunk)
-                if size > limit:
-                    raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: {path} "
-                                                               f"is larger than {limit} bytes")
-                chunks.append(chunk)
-            return b"".join(chunks)
+            data = self._body(path, response, MAX_MANIFEST_BYTES)
+            return Fetched(data=data, media_type=response.headers.get("Content-Type", ""),
+                           etag=response.headers.get("ETag"))
         finally:
             response.close()
 
-    def get_manifest(self, repository: str, reference: str) -> bytes | None:
-        path = f"/v2/{repository}/manifests/{reference}"
-        response = self.request("HEAD", path, headers={"Accept": MANIFEST_MEDIA_TYPE})
-        if response.status_code == 404:
-            return None
-        if response.status_code != 200:
-            raise self.unexpected("HEAD", path, response)
-        return self.fetch(path, limit=MAX_MANIFEST_BYTES, accept=MANIFEST_MEDIA_TYPE)
+    def put_manifest(self, repository: str, reference: str, data: bytes, *,
+                     media_type: str = MANIFEST_MEDIA_TYPE,
+                     if_match: str | None = None) -> Any:
+        """Write a manifest byte for byte; returns the response (for its `OCI-Subject`).
 
-    def put_manifest(self, repository: str, reference: str, data: bytes) -> None:
+        `if_match`: the ETag read before a read-modify-write; a registry that honours
+        conditional requests answers 412 when another writer came first (`Conflict`)."""
         path = f"/v2/{repository}/manifests/{reference}"
-        response = self.request("PUT", path, data=data,
-                                headers={"Content-Type": MANIFEST_MEDIA_TYPE})
+        headers = {"Content-Type": media_type}
+        if if_match:
+            headers["If-Match"] = if_match
+        response = self.request("PUT", path, data=data, headers=headers)
+        if response.status_code == 412 and if_match:
+            raise ConcurrentWrite(path)
         if response.status_code != 201:
             raise self.unexpected("PUT", path, response)
         digest = response.headers.get("Docker-Content-Digest")
@@ -235,6 +328,21 @@ class RegistryClient:
         if digest not in (None, expected):
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: {path} stored "
                                                        f"as {digest}, sent {expected}")
+        return response
+
+    def get_referrers(self, repository: str, subject: str) -> bytes | None:
+        """The referrers API's answer for `subject` (an image index), or None when the
+        registry has no referrers API (404, as distribution 2.8 answers)."""
+        path = f"/v2/{repository}/referrers/{subject}"
+        response = self.request("GET", path, headers={"Accept": INDEX_MEDIA_TYPE}, stream=True)
+        try:
+            if response.status_code == 404:
+                return None
+            if response.status_code != 200:
+                raise self.unexpected("GET", path, response)
+            return self._body(path, response, MAX_MANIFEST_BYTES)
+        finally:
+            response.close()
 
     def tags(self, repository: str) -> list[str]:
         path: str | None = f"/v2/{repository}/tags/list?n=1000"

@@ -6,9 +6,16 @@ Pure functions, no I/O: docs/publishing.md describes the same layout for other t
 - tag `<version with + as _>__<target>` (injective: a semver has no `_` and at most one
   `+`, never last, so the first `__` in a tag is the separator);
 - an OCI image manifest with `artifactType` application/vnd.horon.plugin.bundle.v1, the
-  bundle's plugin.json as its config blob, and layers: the archive, then its Sigstore bundle
-  and its build record when present;
-- a yank is a second manifest tagged `yanked.<tag>` whose `subject` is the yanked manifest.
+  bundle's plugin.json as its config blob, and one layer: the archive;
+- its Sigstore bundles and its build record are OCI 1.1 referrers: one manifest each, with
+  the empty config, the file as its one layer, `artifactType` set and `subject` naming the
+  bundle manifest; on a registry without the referrers API they are listed in the image
+  index tagged `sha256-<hex>` of that manifest (the referrers tag schema);
+- a yank is a manifest tagged `yanked.<tag>` whose `subject` is the yanked manifest (a
+  referrer too).
+
+Versions before this layout put the Sigstore bundles and the build record after the archive
+as extra layers of the bundle manifest; `archive_sha256` reads both.
 """
 
 from __future__ import annotations
@@ -23,11 +30,14 @@ from horon_bundle.publish.destination import OCI_COMPONENT
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
     CONFIG_MEDIA_TYPE,
+    ROLE_PROVENANCE_SIGNATURE,
+    ROLE_SIGNATURE,
     ReleaseItem,
     SideFile,
 )
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 ARTIFACT_TYPE = "application/vnd.horon.plugin.bundle.v1"
 YANK_ARTIFACT_TYPE = "application/vnd.horon.plugin.yank.v1"
 YANK_CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.yank.v1+json"
@@ -37,6 +47,11 @@ TITLE = "org.opencontainers.image.title"
 VERSION = "org.opencontainers.image.version"
 LICENSES = "org.opencontainers.image.licenses"
 PREFIX = "dev.horon.plugin."
+ROLE = PREFIX + "role"  # on a referrer: signature, provenance-signature or build-record
+SIGSTORE_CONTENT = "dev.sigstore.bundle.content"  # as cosign annotates its bundle referrers
+_SIGSTORE_CONTENT = {ROLE_SIGNATURE: "message-signature",
+                     ROLE_PROVENANCE_SIGNATURE: "dsse-envelope"}
+REFERRERS_TAG_PREFIX = "sha256-"
 
 TAG = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$")
 YANK_PREFIX = "yanked."
@@ -110,25 +125,63 @@ def plugin_annotations(manifest: Manifest, archive: Digest) -> dict[str, str]:
     }
 
 
-def layers(item: ReleaseItem) -> list[tuple[str, Digest, str]]:
-    """(media type, digest, title) of each layer, in manifest order."""
-    result = [(ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)]
-    side: SideFile
-    for side in item.side_files:
-        result.append((side.media_type, side.digest, side.name))
-    return result
-
-
 def bundle_manifest(item: ReleaseItem) -> bytes:
     document = {
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
         "artifactType": ARTIFACT_TYPE,
         "config": descriptor(CONFIG_MEDIA_TYPE, hash_bytes(item.manifest_bytes)),
-        "layers": [descriptor(media, digest, title) for media, digest, title in layers(item)],
+        "layers": [descriptor(ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)],
         "annotations": plugin_annotations(item.manifest, item.digest),
     }
     return encode(document)
+
+
+def referrer_manifest(side: SideFile, subject: bytes, archive: Digest) -> dict[str, Any]:
+    """One file published beside the bundle as an OCI 1.1 artifact whose subject it is."""
+    annotations = {ROLE: side.role, PREFIX + "archive.sha256": archive.sha256}
+    if side.role in _SIGSTORE_CONTENT:
+        annotations[SIGSTORE_CONTENT] = _SIGSTORE_CONTENT[side.role]
+    return {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": side.media_type,
+        "config": descriptor(EMPTY_MEDIA_TYPE, hash_bytes(EMPTY_BLOB)),
+        "layers": [descriptor(side.media_type, side.digest, side.name)],
+        "subject": descriptor(MANIFEST_MEDIA_TYPE, hash_bytes(subject)),
+        "annotations": annotations,
+    }
+
+
+def referrers_tag(subject: Digest) -> str:
+    """The referrers tag schema's name for the referrers of `subject` (`sha256-<hex>`)."""
+    return REFERRERS_TAG_PREFIX + subject.sha256
+
+
+def index_descriptor(document: dict[str, Any], encoded: bytes) -> dict[str, Any]:
+    """A referrer's entry in a referrers index: its artifactType and annotations pulled up
+    from the manifest (`encoded` is `document` as pushed), as the referrers API lists it."""
+    entry = descriptor(MANIFEST_MEDIA_TYPE, hash_bytes(encoded))
+    entry["artifactType"] = document.get("artifactType") or document["config"]["mediaType"]
+    if document.get("annotations"):
+        entry["annotations"] = document["annotations"]
+    return entry
+
+
+def empty_index() -> dict[str, Any]:
+    return {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": []}
+
+
+def index_entries(document: object, subject: Digest) -> list[dict[str, Any]] | None:
+    """The manifests listed by a referrers index; None when `document` is not an image index
+    (e.g. a registry that resolves `sha256-<hex>` to the subject itself, as GitLab's does)."""
+    if not isinstance(document, dict) or document.get("mediaType") != INDEX_MEDIA_TYPE:
+        return None
+    entries = document.get("manifests")
+    if not isinstance(entries, list):
+        return None
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("digest"), str)
+            and e["digest"] != "sha256:" + subject.sha256]
 
 
 def archive_sha256(document: object) -> str | None:
@@ -142,8 +195,8 @@ def archive_sha256(document: object) -> str | None:
     return found[0][len("sha256:"):]
 
 
-def yank_manifest(subject: bytes, record: bytes, reason: str) -> bytes:
-    document = {
+def yank_manifest(subject: bytes, record: bytes, reason: str) -> dict[str, Any]:
+    return {
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
         "artifactType": YANK_ARTIFACT_TYPE,
@@ -152,4 +205,3 @@ def yank_manifest(subject: bytes, record: bytes, reason: str) -> bytes:
         "subject": descriptor(MANIFEST_MEDIA_TYPE, hash_bytes(subject)),
         "annotations": {PREFIX + "yank.reason": reason},
     }
-    return encode(document)

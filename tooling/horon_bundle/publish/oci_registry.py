@@ -1,10 +1,12 @@
 """`oci://host[:port]/namespace`: bundles as OCI artifacts, one repository per plugin id.
 
-Blobs (plugin.json as config, the archive, its signature and build record) are pushed first
-and read back by digest; the tag is written last, so a half-finished publish shows nothing
-under the version's name. A registry has no conditional write: the tag is checked before
-and after writing, which detects a conflicting publisher but cannot prevent the last write
-of two simultaneous ones from winning (docs/publishing.md).
+Upload: the blobs (plugin.json as config, the archive streamed from its file, the files
+beside it) are pushed and confirmed by digest; then the bundle manifest by its digest, and
+its signatures and build record as referrers (`oci_referrers`). Commit: the tag, written
+last, so a half-finished publish shows nothing under the version's name, and a visible
+version already has its referrers. A registry has no conditional write for tags: the tag is
+checked before and after writing, which detects a conflicting publisher but cannot prevent
+the last write of two simultaneous ones from winning (docs/publishing.md).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Mapping
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.core.hashing import hash_bytes
+from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.publish import oci_layout
+from horon_bundle.publish import oci_layout, oci_referrers
 from horon_bundle.publish.destination import (
     ABSENT,
     ALREADY_PUBLISHED,
@@ -30,7 +32,7 @@ from horon_bundle.publish.destination import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.oci_client import RegistryClient
+from horon_bundle.publish.oci_client import Fetched, RegistryClient
 from horon_bundle.publish.release import ReleaseItem
 
 
@@ -72,13 +74,20 @@ class OciRegistry(Destination):
         for repository in repositories:
             findings.extend(self.client.check_push(repository))
             if findings:
-                break
+                return findings
+        for item in items:
+            subject = hash_bytes(oci_layout.bundle_manifest(item))
+            findings.extend(oci_referrers.tag_findings(
+                self.client, oci_layout.repository(self.oci.namespace, item.manifest.id),
+                subject))
         return findings
 
-    def _archive_sha256(self, data: bytes, where: str) -> str | None:
+    def _archive_sha256(self, held: Fetched | None, where: str) -> str | None:
+        if held is None:
+            return None
         try:
-            return oci_layout.archive_sha256(read_json(data, source=where,
-                                                       max_bytes=len(data) + 1))
+            return oci_layout.archive_sha256(read_json(held.data, source=where,
+                                                       max_bytes=len(held.data) + 1))
         except Refused:
             return None
 
@@ -86,7 +95,7 @@ class OciRegistry(Destination):
         repository, tag = self._names(plugin_id, version, target)
         location = self._reference(plugin_id, version, target)
         manifest = self.client.get_manifest(repository, tag)
-        sha = None if manifest is None else self._archive_sha256(manifest, location)
+        sha = self._archive_sha256(manifest, location)
         if self.client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
             return RemoteState(status=YANKED, archive_sha256=sha, location=location)
         if manifest is None:
@@ -102,23 +111,34 @@ class OciRegistry(Destination):
                 found.append(parsed[1])
         return sorted(found)
 
+    def referrers(self, plugin_id: str, version: str, target: str) -> list[oci_referrers.Referrer]:
+        """What refers to the manifest tagged id/version/target (signatures, build record,
+        yank), by the standard lookup: the referrers API, else the referrers tag."""
+        repository, tag = self._names(plugin_id, version, target)
+        manifest = self.client.get_manifest(repository, tag)
+        if manifest is None:
+            return []
+        return oci_referrers.find(self.client, repository, hash_bytes(manifest.data))
+
     # --- writing -------------------------------------------------------------------------
     def upload(self, item: ReleaseItem) -> dict[str, str]:
         repository, _tag = self._names(*item.key)
         client = self.client
         client.push_blob(repository, item.manifest_bytes)
-        try:
-            data = item.archive.read_bytes()
-        except OSError as exc:
-            raise Refused.one(codes.INPUT_UNREADABLE, f"{item.archive}: {exc.strerror}") from None
-        if hash_bytes(data) != item.digest:
-            raise Refused.one(codes.PUBLISH_INTEGRITY, f"{item.archive.name}: changed since it "
-                                                       "was checked; nothing was published")
-        client.push_blob(repository, data)
+        client.push_file(repository, item.archive, item.digest, item.archive.name)
         for side in item.side_files:
             client.push_blob(repository, side.data)
         manifest = oci_layout.bundle_manifest(item)
-        return {"manifest": "sha256:" + hash_bytes(manifest).sha256}
+        subject = hash_bytes(manifest)
+        client.put_manifest(repository, "sha256:" + subject.sha256, manifest)
+        extra = {"manifest": "sha256:" + subject.sha256}
+        if item.side_files:
+            client.push_blob(repository, oci_layout.EMPTY_BLOB)
+            ways = {oci_referrers.attach(client, repository,
+                                         oci_layout.referrer_manifest(side, manifest, item.digest))
+                    for side in item.side_files}
+            extra["referrers"] = _via(ways, subject)
+        return extra
 
     def _conflict(self, item: ReleaseItem, held: str | None, when: str) -> Refused:
         what = f"archive sha256 {held}" if held else "an artifact that is not a horon bundle"
@@ -141,8 +161,8 @@ class OciRegistry(Destination):
             raise self._conflict(item, held, "(checked before writing)")
         client.put_manifest(repository, tag, manifest)
         after = client.get_manifest(repository, tag)
-        if after != manifest:
-            held = None if after is None else self._archive_sha256(after, self.location(item))
+        if after is None or after.data != manifest:
+            held = self._archive_sha256(after, self.location(item))
             if held == item.digest.sha256:
                 return ALREADY_PUBLISHED
             raise self._conflict(item, held, "(another publisher wrote the tag concurrently)")
@@ -165,12 +185,20 @@ class OciRegistry(Destination):
             record = canonical_bytes({
                 "format": YANK_FORMAT, "id": plugin_id, "version": version, "target": target,
                 "archive_sha256": held, "reason": reason,
-                "manifest": "sha256:" + hash_bytes(manifest).sha256,
+                "manifest": "sha256:" + hash_bytes(manifest.data).sha256,
                 "yanked_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds")})
             client.push_blob(repository, record)
             client.push_blob(repository, oci_layout.EMPTY_BLOB)
-            client.put_manifest(repository, oci_layout.yank_tag(tag),
-                                oci_layout.yank_manifest(manifest, record, reason))
+            mark = oci_layout.yank_manifest(manifest.data, record, reason)
+            oci_referrers.attach(client, repository, mark)  # listed, then tagged
+            client.put_manifest(repository, oci_layout.yank_tag(tag), oci_layout.encode(mark))
         return YankResult(plugin_id=plugin_id, version=version, target=target,
                           archive_sha256=held, location=location, already=already)
+
+
+def _via(ways: set[str], subject: Digest) -> str:
+    """How the referrers were listed, for the receipt."""
+    if ways == {oci_referrers.VIA_API}:
+        return oci_referrers.VIA_API
+    return f"referrers tag {oci_layout.referrers_tag(subject)}"

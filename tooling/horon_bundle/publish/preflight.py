@@ -10,13 +10,14 @@ for nothing to be uploaded.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
-from horon_bundle.core.hashing import hash_bytes, hash_file
+from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.checks import PASS
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
@@ -58,14 +59,44 @@ class PlannedItem:
     location: str
 
 
+class _Hashing(threading.Thread):
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="archive-hash", daemon=True)
+        self.path = path
+        self.digest: Digest | None = None
+        self.error = ""
+
+    def run(self) -> None:
+        try:
+            self.digest = hash_file(self.path)
+        except OSError as exc:
+            self.error = exc.strerror or str(exc)
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written, replaced or touched (ctime cannot be set back)."""
+    info = path.stat()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
-    """Verify one archive and the files beside it; the item is None when it cannot be used."""
+    """Verify one archive and the files beside it; the item is None when it cannot be used.
+
+    The archive is hashed once here (in a thread, while verify reads it); its identity
+    (inode, size, times) is compared after the checks instead of hashing it again, and the
+    upload is checked against this digest."""
     findings = Findings()
     try:
-        before = hash_file(path)
+        before_identity = _identity(path)
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
+    hashing = _Hashing(path)
+    hashing.start()  # beside verify, on another core: both release the GIL
     report = verify_path(path)
+    hashing.join()
+    if hashing.digest is None:
+        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
+    before = hashing.digest
     findings.extend(report.findings)
     manifest = report.manifest
     if manifest is None:
@@ -100,10 +131,11 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: plugin.json could not be read again")
     verified = report.digests.get(MANIFEST_NAME)
     try:
-        after = hash_file(path)
+        after_identity = _identity(path)
     except OSError as exc:
         return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
-    if after != before or verified is None or hash_bytes(manifest_bytes) != verified:
+    if (after_identity != before_identity or verified is None
+            or hash_bytes(manifest_bytes) != verified):
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
     item = ReleaseItem(archive=path, digest=before, manifest=manifest,
                        manifest_bytes=manifest_bytes, signature=signature,

@@ -1,0 +1,102 @@
+"""What the benchmark measures on, made through the real toolchain: plugin workspaces from the
+template whose library links a blob of the wanted size (`global_asm!` + `.incbin`, which
+costs rustc nothing; `include_bytes!` would need gigabytes), a bundle with 5,000 sidecars,
+and a workspace of 20 plugins."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "templates" / "plugin"
+MIB = 1 << 20
+
+_BLOB_ASM = '''
+// benchmark payload: a blob linked into .rodata (R: kept through --gc-sections)
+core::arch::global_asm!(
+    ".section .rodata.big,\\"aR\\",@progbits",
+    ".globl big_blob",
+    "big_blob:",
+    ".incbin \\"{blob}\\"",
+    ".previous"
+);
+'''
+
+
+def _copy_template(destination: Path) -> Path:
+    shutil.copytree(TEMPLATE, destination, ignore=shutil.ignore_patterns("target", "dist"))
+    return destination
+
+
+def write_blob(path: Path, size: int) -> None:
+    """Incompressible bytes (the worst case for deflate and the honest one for hashing)."""
+    block = os.urandom(MIB)
+    with path.open("wb") as stream:
+        for _ in range(size // MIB):
+            stream.write(block if size > 64 * MIB else os.urandom(MIB))
+        stream.write(os.urandom(size % MIB))
+
+
+def sized_workspace(root: Path, size: int) -> Path:
+    """The example plugin, its library carrying `size` bytes of blob."""
+    workspace = _copy_template(root / f"plugin-{size // MIB}mib")
+    blob = root / f"blob-{size // MIB}mib.bin"
+    write_blob(blob, size)
+    lib = workspace / "src" / "lib.rs"
+    lib.write_text(lib.read_text() + _BLOB_ASM.replace("{blob}", str(blob)))
+    return workspace
+
+
+def sidecar_workspace(root: Path, count: int) -> Path:
+    """The example plugin with `count` small sidecar files declared."""
+    workspace = _copy_template(root / f"plugin-{count}-sidecars")
+    helpers = workspace / "helpers"
+    helpers.mkdir()
+    entries = []
+    for number in range(count):
+        name = f"side-{number:05d}"
+        (helpers / name).write_bytes(os.urandom(256 + number % 1024))
+        entries.append(f'\n[[plugin.sidecar]]\nname = "{name}"\nsource = "helpers/{name}"\n')
+    declaration = workspace / "horon-release.toml"
+    declaration.write_text(declaration.read_text() + "".join(entries))
+    return workspace
+
+
+def many_plugins_workspace(root: Path, count: int) -> tuple[Path, list[str]]:
+    """One cargo workspace with `count` plugin crates, each its own [[plugin]]."""
+    workspace = root / f"workspace-{count}-plugins"
+    workspace.mkdir()
+    shutil.copy(TEMPLATE / "LICENSE", workspace / "LICENSE")
+    template_toml = (TEMPLATE / "Cargo.toml").read_text()
+    member_toml = template_toml.split("# Its own workspace root")[0]
+    declaration = (TEMPLATE / "horon-release.toml").read_text().split("[[plugin]]")[0]
+    plugin_entry = "[[plugin]]" + (TEMPLATE / "horon-release.toml").read_text().split(
+        "[[plugin]]")[1]
+    members, ids = [], []
+    for number in range(1, count + 1):
+        plugin_id, package = f"plugin-{number:02d}", f"horon-plugin-{number:02d}"
+        member = workspace / "crates" / plugin_id
+        member.mkdir(parents=True)
+        shutil.copytree(TEMPLATE / "src", member / "src")
+        shutil.copy(TEMPLATE / "build.rs", member / "build.rs")
+        shutil.copy(TEMPLATE / "LICENSE", member / "LICENSE")
+        (member / "Cargo.toml").write_text(member_toml.replace('"horon-example"', f'"{package}"'))
+        meta = member / "src" / "meta.rs"
+        meta.write_text(re.sub(r'PLUGIN_ID: &str = "example"', f'PLUGIN_ID: &str = "{plugin_id}"',
+                               meta.read_text()))
+        declaration += plugin_entry.replace('id = "example"', f'id = "{plugin_id}"').replace(
+            '"horon-example"', f'"{package}"').replace('name = "Example"',
+                                                      f'name = "Plugin {number}"')
+        members.append(f'"crates/{plugin_id}"')
+        ids.append(plugin_id)
+    (workspace / "Cargo.toml").write_text(
+        f"[workspace]\nmembers = [{', '.join(members)}]\nresolver = \"2\"\n\n"
+        '[profile.release]\npanic = "abort"\ndebug = false\n')
+    (workspace / "horon-release.toml").write_text(declaration)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=workspace, check=True,
+                   capture_output=True)
+    return workspace, ids

@@ -1,0 +1,89 @@
+"""Timing and peak memory of child processes, interleaved with their baselines.
+
+Each run is a child process: its wall time from `time.perf_counter` around it and its peak
+RSS from `os.wait4` (the rusage of that child and the children it waited for). A row runs
+its subject and its baseline alternately, `rounds` times each, so that load from other work
+on the machine falls on both; the figure is the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+Command = Sequence[str | Path]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    seconds: float
+    peak_kib: int
+    stderr: str
+
+
+def run(command: Command, *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+        check: bool = True) -> Run:
+    """One child: wall time, peak RSS (KiB), its stderr with a time stamp per line."""
+    start = time.perf_counter()
+    child = subprocess.Popen([str(part) for part in command], env=dict(env or os.environ),
+                             cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    lines = [f"{time.perf_counter() - start:.4f} {line.decode(errors='replace')}"
+             for line in child.stderr]
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if check and child.returncode != 0:
+        raise RuntimeError(f"{command[0]} … exited {child.returncode}: {''.join(lines)[-3000:]}")
+    return Run(seconds=seconds, peak_kib=int(usage.ru_maxrss), stderr="".join(lines))
+
+
+@dataclass(slots=True)
+class Pair:
+    subject: list[Run] = field(default_factory=list)
+    baseline: list[Run] = field(default_factory=list)
+
+    @property
+    def subject_s(self) -> float:
+        return statistics.median(r.seconds for r in self.subject)
+
+    @property
+    def baseline_s(self) -> float:
+        return statistics.median(r.seconds for r in self.baseline)
+
+    @property
+    def ratio(self) -> float:
+        return self.subject_s / self.baseline_s
+
+    @property
+    def subject_peak_kib(self) -> int:
+        return max(r.peak_kib for r in self.subject)
+
+
+def interleaved(subject: Callable[[int], Run], baseline: Callable[[int], Run], rounds: int,
+                *, warm: bool = True) -> Pair:
+    """Alternate subject and baseline (one untimed warm-up each); medians of `rounds`."""
+    if warm:
+        subject(-1)
+        baseline(-1)
+    pair = Pair()
+    for number in range(rounds):
+        first, second = (subject, baseline) if number % 2 == 0 else (baseline, subject)
+        a, b = first(number), second(number)
+        pair.subject.append(a if first is subject else b)
+        pair.baseline.append(b if first is subject else a)
+    return pair
+
+
+def phase_seconds(stderr: str, start: str, end: str) -> float:
+    """Seconds between the first stderr line containing `start` and the last containing
+    `end` (the CLI's progress lines, time-stamped by `run`)."""
+    stamps = [(float(line.split(" ", 1)[0]), line) for line in stderr.splitlines() if line]
+    begin = next(t for t, line in stamps if start in line)
+    finish = [t for t, line in stamps if end in line][-1]
+    return finish - begin

@@ -1,0 +1,133 @@
+"""Copying a file into the store, hashing the bytes stored: one read of the source, flat memory.
+
+On Linux the kernel copies (`copy_file_range`: no pass through user space, as `cp` does)
+while a second thread hashes the *copy* a chunk behind it, straight from the page cache,
+so the digest is that of the bytes the store holds and the hash runs beside the copy, not
+after it (docs/benchmarks.md has the measurement). Elsewhere, or where the kernel refuses
+(another file system on an old kernel), each chunk is read once, hashed and written.
+The caller fsyncs once, at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import queue
+import threading
+from pathlib import Path
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.hashing import Digest
+
+COPY_CHUNK = 8 << 20
+_FALLBACK = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def copy_and_hash(source: Path, handle: int, temp: Path) -> Digest:
+    """Copy `source` into the open, empty file `handle` (named `temp`); the digest of the
+    bytes written. Read errors are `input.unreadable`; write errors raise `OSError`."""
+    try:
+        reader = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
+    try:
+        if hasattr(os, "copy_file_range"):
+            with contextlib.suppress(_Unsupported):
+                return _kernel_copy(reader, handle, temp, source)
+            os.ftruncate(handle, 0)
+            os.lseek(reader, 0, os.SEEK_SET)
+            os.lseek(handle, 0, os.SEEK_SET)
+        return _user_copy(reader, handle, source)
+    finally:
+        os.close(reader)
+
+
+def _kernel_copy(reader: int, handle: int, temp: Path, source: Path) -> Digest:
+    pending: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    hasher = _TrailingHasher(temp, pending)
+    hasher.start()
+    offset = 0
+    try:
+        while True:
+            try:
+                copied = os.copy_file_range(reader, handle, COPY_CHUNK, offset, offset)
+            except OSError as exc:
+                if offset == 0 and exc.errno in _FALLBACK:
+                    raise _Unsupported from None
+                if exc.errno in (errno.EIO, errno.EISDIR):
+                    raise Refused.one(codes.INPUT_UNREADABLE,
+                                      f"{source}: {exc.strerror}") from None
+                raise
+            if not copied:
+                break
+            offset += copied
+            pending.put(offset)
+    finally:
+        pending.put(None)
+        hasher.join()
+    os.lseek(handle, offset, os.SEEK_SET)
+    return hasher.result(offset)
+
+
+class _TrailingHasher(threading.Thread):
+    """Hashes `temp` up to each offset it is given (hashlib and reads release the GIL)."""
+
+    def __init__(self, temp: Path, pending: queue.SimpleQueue[int | None]) -> None:
+        super().__init__(name="store-hash", daemon=True)
+        self.temp = temp
+        self.pending = pending
+        self.hasher = hashlib.sha256()
+        self.hashed = 0
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        buffer = bytearray(COPY_CHUNK)
+        view = memoryview(buffer)
+        try:
+            with self.temp.open("rb", buffering=0) as copy:
+                while (upto := self.pending.get()) is not None:
+                    while self.hashed < upto:
+                        got = copy.readinto(view[:min(COPY_CHUNK, upto - self.hashed)])
+                        if not got:
+                            break
+                        self.hasher.update(view[:got])
+                        self.hashed += got
+        except OSError as exc:
+            self.error = exc
+            while self.pending.get() is not None:  # let the copier finish
+                pass
+
+    def result(self, size: int) -> Digest:
+        if self.error is not None:
+            raise self.error
+        if self.hashed != size:
+            raise OSError(errno.EIO, f"hashed {self.hashed} of {size} bytes copied")
+        return Digest(self.hasher.hexdigest(), size)
+
+
+def _user_copy(reader: int, handle: int, source: Path) -> Digest:
+    hasher = hashlib.sha256()
+    buffer = bytearray(COPY_CHUNK)
+    view = memoryview(buffer)
+    size = 0
+    stream = open(reader, "rb", buffering=0, closefd=False)  # noqa: SIM115 - fd owned above
+    while True:
+        try:
+            got = stream.readinto(buffer)
+        except OSError as exc:
+            raise Refused.one(codes.INPUT_UNREADABLE, f"{source}: {exc.strerror}") from None
+        if not got:
+            break
+        hasher.update(view[:got])
+        rest = view[:got]
+        while rest:
+            rest = rest[os.write(handle, rest):]
+        size += got
+    return Digest(hasher.hexdigest(), size)
