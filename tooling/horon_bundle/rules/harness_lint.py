@@ -21,10 +21,12 @@ from horon_bundle.model.harness.catalogue import Catalogue
 from horon_bundle.model.harness.profile import HostProfile
 from horon_bundle.rules.harness_refs import (
     DYNAMIC,
+    MAX_FOLLOWED,
     MISSING,
     OUTSIDE,
     RootReference,
     exec_references,
+    local_imports,
     shell_references,
 )
 
@@ -62,9 +64,10 @@ class LintResult:
     scripts: set[str] = field(default_factory=set)  # bundle files the hooks and servers run
 
 
-def credential_reads(text: str) -> list[str]:
+def credential_reads(text: str, shell: bool = True) -> list[str]:
+    """Credential-like environment variables `text` reads (`shell`: also `$NAME`)."""
     found: set[str] = set()
-    for pattern in ENV_READS:
+    for pattern in ENV_READS if shell else ENV_READS[1:]:
         for match in pattern.finditer(text):
             name = match.group(1)
             if name not in _NOT_SECRETS and CREDENTIAL_NAME.search(name):
@@ -86,16 +89,16 @@ def lint(catalogue: Catalogue, files: Mapping[str, Any],
     """Every hook-lint finding of the plugin; `read_text` gives a bundle file's text (None
     for binary or oversized files); `profiles` are the hosts named in warnings."""
     result = LintResult()
+    reached: dict[str, list[str]] = {}  # bundle file -> the hooks and servers that run it
     for hook in catalogue.hooks:
         where = f"{hook.source}: {hook.where} ({hook.event})"
-        texts: list[str] = []
+        inline: list[str] = []
         if hook.type == "command" and (command := hook.text("command")) is not None:
             args = hook.args()
             references = (exec_references(command, args) if args is not None
                           else shell_references(command))
-            texts += [command, *(args or ())]
-            _references(where, references, files=files, read_text=read_text, texts=texts,
-                        result=result)
+            inline += [command, *(args or ())]
+            _references(where, references, files=files, reached=reached, result=result)
         if hook.type == "http":
             if hook.event == "PreToolUse":
                 code = codes.HOOK_HTTP_PRETOOLUSE
@@ -105,27 +108,29 @@ def lint(catalogue: Catalogue, files: Mapping[str, Any],
             allowed = hook.fields.get("allowedEnvVars")
             names = set(allowed) if isinstance(allowed, list) else set()
             if isinstance(headers, dict):
-                for value in headers.values():
-                    names |= {m.group(1) for m in ENV_READS[0].finditer(str(value))}
+                names |= {m.group(1) for value in headers.values()
+                          for m in ENV_READS[0].finditer(str(value))}
             if names:
                 _credential(where, "sends headers from environment variables "
                             f"{', '.join(sorted(names))}", result, profiles)
-        _scan(where, texts, result, profiles)
+        _scan(where, [(True, text) for text in inline], result, profiles)
     for server in catalogue.servers:
         where = f"{server.source}: mcpServers.{server.name}"
         runs: list[RootReference] = []
         if isinstance(command := server.fields.get("command"), str):
             runs = exec_references(command, server.args())
-        texts = [value for _key, value in server.strings()]
-        _references(where, runs, files=files, read_text=read_text, texts=texts,
-                    result=result)
-        _scan(where, texts, result, profiles)
+        _references(where, runs, files=files, reached=reached, result=result)
+        _scan(where, [(True, value) for _key, value in server.strings()], result, profiles)
+    for path, (origin, texts) in _closure(reached, files, read_text).items():
+        users = reached[origin]
+        run_by = users[0] + (f" and {len(users) - 1} more" if len(users) > 1 else "")
+        pulled = "" if origin == path else f", imported by {origin}"
+        _scan(f"{path} (run by {run_by}{pulled})", texts, result, profiles)
     return result
 
 
 def _references(where: str, references: list[RootReference], *, files: Mapping[str, Any],
-                read_text: Callable[[str], str | None], texts: list[str],
-                result: LintResult) -> None:
+                reached: dict[str, list[str]], result: LintResult) -> None:
     for reference in references:
         state = reference.resolve(files)
         shown = f"{reference.field} {reference.word!r}"
@@ -140,21 +145,47 @@ def _references(where: str, references: list[RootReference], *, files: Mapping[s
                                 f"{where}: {shown}: the path is not static, not checked")
         elif reference.path and reference.path in files:
             result.scripts.add(reference.path)
+            reached.setdefault(reference.path, []).append(where)
             if reference.runs_directly and files[reference.path].executable is False:
                 result.warnings.add(codes.HOOK_NOT_EXECUTABLE,
                                     f"{where}: {reference.path} is run directly but is not "
                                     "executable (the host gets 'permission denied')")
-            text = read_text(reference.path)
-            if text is not None:
-                texts.append(text)
 
 
-def _scan(where: str, texts: list[str], result: LintResult,
+def _is_shell(path: str, text: str) -> bool:
+    if path.endswith((".sh", ".bash", ".zsh", ".ksh")):
+        return True
+    first = text.split("\n", 1)[0]
+    return first.startswith("#!") and first.rstrip().endswith(("sh", "bash", "zsh"))
+
+
+def _closure(reached: Mapping[str, list[str]], files: Mapping[str, Any],
+             read_text: Callable[[str], str | None],
+             ) -> dict[str, tuple[str, list[tuple[bool, str]]]]:
+    """Every file the hooks run, and the bundle files those import or source, transitively:
+    path -> (the script run that pulls it in, [(is shell, text)])."""
+    found: dict[str, tuple[str, list[tuple[bool, str]]]] = {}
+    origin = {path: path for path in reached}
+    queue = sorted(reached)
+    while queue and len(origin) <= MAX_FOLLOWED:
+        current = queue.pop(0)
+        text = read_text(current)
+        if text is None:
+            continue
+        found[current] = (origin[current], [(_is_shell(current, text), text)])
+        for imported in local_imports(current, text, files):
+            if imported not in origin:
+                origin[imported] = origin[current]
+                queue.append(imported)
+    return found
+
+
+def _scan(where: str, texts: list[tuple[bool, str]], result: LintResult,
           profiles: Sequence[HostProfile]) -> None:
-    names = sorted({name for text in texts for name in credential_reads(text)})
+    names = sorted({name for shell, text in texts for name in credential_reads(text, shell)})
     if names:
         _credential(where, f"reads {', '.join(names)} from the environment", result, profiles)
-    if any(PERMISSION_ASK.search(text) for text in texts):
+    if any(PERMISSION_ASK.search(text) for _shell, text in texts):
         code = codes.HOOK_PERMISSION_ASK
         result.warnings.add(code, f"{where}: answers permissionDecision \"ask\""
                                   f"{_matters(code.name, profiles)}")

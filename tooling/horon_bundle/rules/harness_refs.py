@@ -94,3 +94,46 @@ def exec_references(command: str, args: tuple[str, ...]) -> list[RootReference]:
         if reference is not None:
             found.append(reference)
     return found
+
+
+_PY_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[A-Za-z_][\w.]*)[ \t]+import|import[ \t]+"
+                        r"([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*))", re.MULTILINE)
+_JS_IMPORT = re.compile(r"(?:require\(|from[ \t]+|import[ \t]*\(?)[ \t]*['\"](\.{1,2}/[^'\"]+)"
+                        r"['\"]")
+_SH_SOURCE = re.compile(r"(?:^|[;&|\s])(?:source|\.)[ \t]+[\"']?([^\s\"';&|]+)", re.MULTILINE)
+_JS_EXTENSIONS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", "/index.js", "/index.ts")
+MAX_FOLLOWED = 256
+
+
+def _existing(candidates: list[str], files: Mapping[str, Any]) -> list[str]:
+    found = []
+    for candidate in candidates:
+        normal = posixpath.normpath(candidate)
+        if not normal.startswith("../") and normal in files:
+            found.append(normal)
+    return found
+
+
+def local_imports(path: str, text: str, files: Mapping[str, Any]) -> list[str]:
+    """Bundle files a script pulls in: sibling Python modules, relative JS/TS imports, shell
+    `source` of bundle files (so a credential read two files away is still seen)."""
+    base = posixpath.dirname(path)
+    candidates: list[str] = []
+    if path.endswith(".py"):
+        for match in _PY_IMPORT.finditer(text):
+            names = match.group(1) or match.group(2) or ""
+            for name in names.split(","):
+                module = name.strip().lstrip(".").replace(".", "/")
+                if module:
+                    candidates += [posixpath.join(base, module + ".py"),
+                                   posixpath.join(base, module, "__init__.py")]
+    for match in _JS_IMPORT.finditer(text):
+        candidates += [posixpath.join(base, match.group(1)) + ext for ext in _JS_EXTENSIONS]
+    for match in _SH_SOURCE.finditer(text):
+        word = match.group(1)
+        reference = _reference("source", word, runs_directly=False)
+        if reference is not None and reference.path:
+            candidates.append(reference.path)
+        elif not word.startswith(("$", "/", "~")):
+            candidates.append(posixpath.join(base, word))
+    return _existing(candidates, files)

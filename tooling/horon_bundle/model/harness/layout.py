@@ -18,7 +18,9 @@ COMPONENT_DEFAULTS = {"skills": "skills", "commands": "commands", "agents": "age
 CHECKSUMS_NAME = "SHA256SUMS"
 CATALOGUE_NAME = "catalogue.json"
 PROVENANCE_NAME = "provenance.json"
-RESERVED = (CHECKSUMS_NAME, CATALOGUE_NAME, PROVENANCE_NAME)
+ENTRY_NAME = "marketplace-entry.json"  # the listing a plugin was built from, if any
+REQUIRED = (CHECKSUMS_NAME, CATALOGUE_NAME, PROVENANCE_NAME)
+RESERVED = (*REQUIRED, ENTRY_NAME)
 REF_SUFFIX = ".ref.json"
 PLUGIN_ROOT_VARIABLE = "CLAUDE_PLUGIN_ROOT"
 

@@ -44,6 +44,7 @@ class PluginManifest:
     version: str | None
     description: str | None
     host: str  # claude-code or muse-code: whose manifest directory it was read from
+    version_from: str = "plugin.json"  # or "marketplace" (the entry gave it), "none"
     component_paths: dict[str, tuple[str, ...]] = field(default_factory=dict)
     inline: dict[str, dict[str, Any]] = field(default_factory=dict)  # hooks / mcpServers
 
@@ -95,8 +96,10 @@ def manifest_from_object(document: dict[str, Any], *, source: str, host: str,
             warnings.add(codes.HARNESS_MANIFEST_UNKNOWN_FIELD,
                          f"{source}: name {name!r} is not kebab-case")
     version = reader.text(document, "version") if "version" in document else None
+    version_from = "plugin.json"
     if version is None and "version" not in document:
         version = fallback.get("version") if isinstance(fallback.get("version"), str) else None
+        version_from = "marketplace" if version is not None else "none"
     if version is not None and not VERSION.fullmatch(version):
         refusals.add(codes.HARNESS_MANIFEST_VALUE,
                      f"{source}: version {version!r}: expected a version such as 1.2.0")
@@ -127,7 +130,8 @@ def manifest_from_object(document: dict[str, Any], *, source: str, host: str,
     if len(refusals) > before or not isinstance(name, str):
         return None
     return PluginManifest(name=name, version=version, description=description, host=host,
-                          component_paths=component_paths, inline=inline)
+                          version_from=version_from, component_paths=component_paths,
+                          inline=inline)
 
 
 @dataclass(slots=True)
