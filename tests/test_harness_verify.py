@@ -308,3 +308,61 @@ def test_harness_zips_refuse_signature_and_policy_options(tmp_path: Path) -> Non
     result = cli("verify", archive, "--require-signature", "--identity", "a@example.com",
                  "--issuer", "https://accounts.example.com")
     assert_refused(result, "harness.unsupported", status=2)
+
+
+def test_frontmatter_that_is_not_yaml_warns_and_is_refused_only_under_strict(
+        tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin")
+    (workspace / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Use it when: the diff is large\n---\nbody\n")
+    out = tmp_path / "out"
+    built = cli("build", workspace, "--out", out)
+    assert built.status == 0, built.stderr
+    assert _warning_codes(built.stderr) == ["harness.frontmatter"]
+    with zipfile.ZipFile(out / ZIP_NAME) as archive:
+        agent = json.loads(archive.read("catalogue.json"))["agents"][0]
+    assert agent["frontmatter"]["description"] == "Use it when: the diff is large"
+    assert agent["frontmatter_read_as"] == "line-wise"
+    assert_refused(cli("verify", out / ZIP_NAME, "--strict"), "harness.frontmatter")
+
+
+def test_unchecked_and_unexecutable_hook_scripts_warn(tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin", hooks=hooks_document(
+        PreToolUse=[command_hook('"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"'),
+                    command_hook("${CLAUDE_PLUGIN_ROOT}/hooks/$TOOL.sh")]))
+    (workspace / "hooks" / "guard.sh").chmod(0o644)
+    out = tmp_path / "out"
+    built = cli("build", workspace, "--out", out)
+    assert built.status == 0, built.stderr
+    assert sorted(_warning_codes(built.stderr)) == ["hook.command-unresolved",
+                                                    "hook.not-executable"]
+    strict = cli("verify", out / ZIP_NAME, "--strict")
+    assert_refused(strict, "hook.not-executable")
+    assert "hook.command-unresolved" in strict.codes
+
+
+def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin", manifest={
+        "name": PLUGIN_NAME, "version": "1.0.0", "agents": "./more-agents",
+        "hooks": "./config/hooks.json"})
+    result = cli("build", workspace, "--out", tmp_path / "out")
+    assert_refused(result, "harness.path-missing")
+    assert "more-agents" in result.stderr and "config/hooks.json" in result.stderr
+    plain = tmp_path / "not-a-plugin"
+    (plain / ".claude-plugin").mkdir(parents=True)
+    (plain / ".claude-plugin" / "marketplace.json").write_text(
+        '{"name": "m", "owner": {"name": "o"}, "plugins": []}')
+    assert cli("build", plain, "--out", tmp_path / "empty").status == 0
+    (plain / ".claude-plugin" / "marketplace.json").unlink()
+    (plain / ".muse-plugin").mkdir()
+    (plain / ".muse-plugin" / "notes.txt").write_text("no manifest here\n")
+    from horon_bundle.core.errors import Findings  # noqa: PLC0415
+    from horon_bundle.model.harness.reader import read_plugin  # noqa: PLC0415
+    from horon_bundle.verify.source import DirectorySource  # noqa: PLC0415
+
+    refusals = Findings()
+    assert read_plugin(DirectorySource(plain), refusals=refusals, warnings=Findings()) is None
+    assert [f.code.name for f in refusals] == ["harness.manifest-missing"]
+    workspace = write_plugin(tmp_path / "plugin2")
+    (workspace / "commands" / "CON.md").write_text("reserved on Windows\n")
+    assert_refused(cli("build", workspace, "--out", tmp_path / "out3"), "harness.file-type")

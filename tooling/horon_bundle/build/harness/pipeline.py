@@ -16,7 +16,7 @@ from horon_bundle.build.harness.plugin import PlannedPlugin, SourceInfo, plan, w
 from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuildResult
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
-from horon_bundle.core.files import write_atomic
+from horon_bundle.core.files import write_atomic, write_failed
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.model.harness.layout import MARKETPLACE_PATH, manifest_paths
 from horon_bundle.model.harness.marketplace import index_bytes, parse_marketplace
@@ -41,6 +41,10 @@ def build_harness(request: HarnessBuildRequest,
     index = None
     if marketplace is not None:
         index = request.out / f"{marketplace}{INDEX_SUFFIX}"
+        try:
+            request.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_failed(request.out, exc) from None
         write_atomic(index, index_bytes(marketplace, [
             {"name": b.name, "version": b.version, "zip": b.zip.name, "sha256": b.sha256}
             for b in built], [{"name": name, "source": why} for name, why in skipped]))
