@@ -51,8 +51,8 @@ def test_clean_plugin_builds_the_same_bytes_twice_and_from_two_checkouts(tmp_pat
         ref = json.loads((out / f"{ZIP_NAME}.ref.json").read_text())
         assert ref == {"name": PLUGIN_NAME, "sha256": digests[-1]}
     assert len(set(digests)) == 1, "the zip is not a pure function of the source"
-    with zipfile.ZipFile(tmp_path / "out-0" / ZIP_NAME) as archive:
-        statement = json.loads(archive.read("provenance.json"))
+    with zipfile.ZipFile(tmp_path / "out-0" / ZIP_NAME) as bundle:
+        statement = json.loads(bundle.read("provenance.json"))
         parameters = statement["predicate"]["buildDefinition"]["externalParameters"]
         assert parameters["source"] == {"revision": revision, "dirty": False}
         assert (statement["predicate"]["buildDefinition"]["buildType"]

@@ -92,12 +92,9 @@ def _rezip(archive: Path, change: dict[str, bytes | None]) -> None:
         items = [(i, source.read(i)) for i in source.infolist()]
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as target:
         for info, data in items:
-            if info.filename in change:
-                replacement = change[info.filename]
-                if replacement is None:
-                    continue
-                data = replacement
-            target.writestr(info, data)
+            replacement = change.get(info.filename, data)
+            if replacement is not None:
+                target.writestr(info, replacement)
 
 
 def test_a_catalogue_edited_after_the_build_is_refused(tmp_path: Path) -> None:
