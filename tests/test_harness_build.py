@@ -253,3 +253,37 @@ def test_build_walk_up_hook_finds_harness_manifests(tmp_path: Path) -> None:
     shutil.rmtree(workspace / ".claude-plugin")
     git(tmp_path, "init", "-q")
     assert find_workspace_root(workspace / "skills") is None
+
+
+def test_native_build_options_are_refused_for_a_harness_workspace(tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin")
+    for extra in (("--target", "x86_64-unknown-linux-gnu"), ("--channel", "qa"),
+                  ("--plugin", "x")):
+        result = cli("build", workspace, "--out", tmp_path / "out", *extra)
+        assert_refused(result, "harness.unsupported", status=2)
+        assert extra[0] in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unpacked_bundle_verifies_like_its_zip(tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin")
+    out = tmp_path / "out"
+    _build(workspace, out)
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(out / ZIP_NAME) as archive:
+        archive.extractall(unpacked)  # our own, just verified archive
+    (unpacked / "hooks" / "guard.sh").chmod(0o755)
+    (unpacked / "servers" / "notes").chmod(0o755)
+    result = cli("verify", unpacked, "--json")
+    assert result.status == 0, result.stderr
+    assert result.json()["kind"] == "harness"
+    (unpacked / "commands" / "extra.md").write_text("smuggled\n")
+    assert_refused(cli("verify", unpacked), "checksum.unlisted")
+
+
+def test_a_link_cycle_inside_the_root_is_refused_not_followed_forever(tmp_path: Path) -> None:
+    workspace = write_plugin(tmp_path / "plugin")
+    (workspace / "skills" / "loop").symlink_to(workspace / "skills")
+    result = cli("build", workspace, "--out", tmp_path / "out")
+    assert_refused(result, "harness.path-unsafe")
+    assert "cycle" in result.stderr

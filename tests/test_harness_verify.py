@@ -363,3 +363,15 @@ def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path
     workspace = write_plugin(tmp_path / "plugin2")
     (workspace / "commands" / "CON.md").write_text("reserved on Windows\n")
     assert_refused(cli("build", workspace, "--out", tmp_path / "out3"), "harness.file-type")
+
+
+def test_verifying_a_harness_zip_runs_nothing_and_loads_no_stage(tmp_path: Path) -> None:
+    from tests.test_architecture import HEAVY, STAGES, _loaded, _observe  # noqa: PLC0415
+
+    archive = _built(tmp_path)
+    for target in (archive, Path(f"{archive}.ref.json")):
+        seen = _observe("verify", target, "--host", "muse-code")
+        assert seen["status"] == 0
+        assert seen["events"] == [], "verify started a process or loaded a library"
+        assert _loaded(seen["modules"], STAGES) == []
+        assert _loaded(seen["modules"], HEAVY) == []

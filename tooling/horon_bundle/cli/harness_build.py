@@ -8,11 +8,24 @@ from pathlib import Path
 from horon_bundle.build.harness.pipeline import build_harness
 from horon_bundle.build.harness.request import HarnessBuildRequest
 from horon_bundle.cli import render
-from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.core import codes
+from horon_bundle.core.errors import EXIT_OK, Refused
 from horon_bundle.model.harness.profile import resolve_profile
+
+_NATIVE_ONLY = (("--plugin", "plugin_id"), ("--target", "target"),
+                ("--all-targets", "all_targets"), ("--target-dir", "target_dir"),
+                ("--prebuilt", "prebuilt"), ("--record", "record"),
+                ("--require-signed-record", "require_signed_record"))
 
 
 def run(args: argparse.Namespace, workspace: Path) -> int:
+    given = [flag for flag, name in _NATIVE_ONLY if getattr(args, name, None)]
+    if args.channel != "release":
+        given.append("--channel")
+    if given:
+        raise Refused.one(codes.HARNESS_UNSUPPORTED,
+                          f"{', '.join(given)}: native-bundle options; {workspace} is a harness "
+                          "workspace (pass --kind native if you meant the native build)")
     reporter = render.ConsoleReporter()
     try:
         result = build_harness(HarnessBuildRequest(

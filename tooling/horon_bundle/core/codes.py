@@ -703,6 +703,7 @@ MARKETPLACE_VERSION = register(
     "Give the version in one place.")
 HARNESS_UNSUPPORTED = register(
     "harness.unsupported",
-    "An option given does not apply to harness bundles yet (signatures, audit policies).",
+    "An option given does not apply to harness bundles (native build options) or not yet "
+    "(signatures, audit policies).",
     "Verify the harness zip without the option; signing harness zips comes with publishing.",
     exit_status=EXIT_USAGE)

@@ -48,6 +48,7 @@ PERMISSION_ASK = re.compile(
     r"permissionDecision\\?['\"]?\s*[:=,]\s*\\?['\"]ask\\?['\"]")
 _NOT_SECRETS = {"CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR"}
 MAX_SCRIPT_BYTES = 1 << 20
+_MAX_NAME = 128  # longer identifiers are no environment variables worth judging
 WHO = {
     codes.HOOK_ENV_CREDENTIAL.name: "hosts that run hooks with a cleared environment",
     codes.HOOK_PERMISSION_ASK.name: "hosts with no permission prompt record \"ask\" and "
@@ -70,7 +71,8 @@ def credential_reads(text: str, shell: bool = True) -> list[str]:
     for pattern in ENV_READS if shell else ENV_READS[1:]:
         for match in pattern.finditer(text):
             name = match.group(1)
-            if name not in _NOT_SECRETS and CREDENTIAL_NAME.search(name):
+            if (len(name) <= _MAX_NAME and name not in _NOT_SECRETS
+                    and CREDENTIAL_NAME.search(name)):
                 found.add(name)
     return sorted(found)
 

@@ -111,8 +111,11 @@ def _add(root: Path, name: str, path: Path, *, files: dict[str, SourceFile], fin
             findings.add(codes.HARNESS_PATH_UNSAFE,
                          f"{name!r} is a symbolic link to {target}, outside the plugin root")
             return
-        if depth >= _MAX_LINK_DEPTH or any(e == target or e in target.parents
-                                           for e in excluded):
+        if any(e == target or e in target.parents for e in excluded):
+            return
+        if depth >= _MAX_LINK_DEPTH:
+            findings.add(codes.HARNESS_PATH_UNSAFE,
+                         f"{name!r}: symbolic links nest deeper than {_MAX_LINK_DEPTH} (a cycle?)")
             return
         if target.is_dir():
             for child in sorted(target.iterdir()):
@@ -125,7 +128,7 @@ def _add(root: Path, name: str, path: Path, *, files: dict[str, SourceFile], fin
         for child in sorted(path.iterdir()):
             if child.name != ".git":
                 _add(root, f"{name}/{child.name}", child, files=files, findings=findings,
-                     excluded=excluded, depth=depth + 1)
+                     excluded=excluded, depth=depth)
         return
     if not stat.S_ISREG(info.st_mode):
         findings.add(codes.HARNESS_FILE_TYPE, f"{name!r} is a FIFO, socket or device")
