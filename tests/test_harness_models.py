@@ -173,3 +173,13 @@ def test_the_profiles_command_lists_tokens_first() -> None:
     assert len(shipped["claude-code@2.1.332"].fired) == 34
     assert len(shipped["muse-code@0.2.1"].fired) == 12
     assert cli("profiles", "--json").json()["profiles"][1]["broken"]
+
+
+@given(st.text(max_size=200))
+def test_any_command_line_is_judged_without_raising(command: str) -> None:
+    for reference in shell_references("${CLAUDE_PLUGIN_ROOT}/" + command):
+        state = reference.resolve(FILES)
+        if state == FOUND and reference.path:
+            assert reference.path in FILES or any(n.startswith(reference.path + "/")
+                                                  for n in FILES)
+        assert reference.path is None or not reference.path.startswith("/")

@@ -43,6 +43,7 @@ def test_verify_by_ref_and_by_zip(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere.zip"
     shutil.copy(archive, moved)
     assert cli("verify", f"{archive}.ref.json", "--zip", moved).status == 0
+    assert cli("verify", archive, "--zip", moved).status == 2  # --zip goes with a ref only
     alone = cli("verify", moved)  # no ref beside it: verified, and it says so
     assert alone.status == 0
     assert "elsewhere.zip.ref.json" in alone.stderr and "not pinned" in alone.stderr

@@ -45,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         identity=identity_from_args(args), trust=trust_from_args(args),
         require_signature=args.require_signature,
         policy=load_policy(args.policy) if args.policy is not None else None)
-    if args.zip is not None and len(args.paths) != 1:
-        render.stderr.print("[bold red]usage error:[/] --zip goes with a single REF")
+    if args.zip is not None and (len(args.paths) != 1
+                                 or not args.paths[0].name.endswith(".ref.json")):
+        render.stderr.print("[bold red]usage error:[/] --zip goes with a single <zip>.ref.json")
         return EXIT_USAGE
     harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
                              strict=args.strict, zip_path=args.zip)
