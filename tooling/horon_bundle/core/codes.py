@@ -217,7 +217,8 @@ ABI_SECTION_MISMATCH = register(
 # --- declaration --------------------------------------------------------------------------
 DECLARATION_MISSING = register(
     "declaration.missing", "The workspace has no horon-release.toml.",
-    "Create horon-release.toml at the workspace root (see docs/declaration.md).")
+    "Create horon-release.toml at the workspace root (see docs/declaration.md); a harness "
+    "plugin holds .claude-plugin/plugin.json instead (docs/harness.md).")
 DECLARATION_SYNTAX = register(
     "declaration.syntax", "horon-release.toml is not valid TOML.", "Fix the TOML syntax.")
 DECLARATION_UNKNOWN_KEY = register(
