@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from horon_bundle.build.kind import HARNESS, KINDS, workspace_kind
 from horon_bundle.build.pipeline import build
 from horon_bundle.build.request import BuildRequest
 from horon_bundle.cli import render
@@ -19,7 +20,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "record), gate it, assemble and verify the bundle, write its archive."
     )
     parser.add_argument("workspace", nargs="?", type=Path, default=Path(),
-                        help="plugin workspace holding horon-release.toml (default: .)")
+                        help="plugin workspace holding horon-release.toml, or a harness "
+                             "plugin or marketplace (.claude-plugin/, .muse-plugin/) (default: .)")
+    parser.add_argument("--kind", choices=KINDS,
+                        help="which bundle to build when the workspace holds both kinds")
+    parser.add_argument("--host", metavar="PROFILE[@VERSION]|FILE",
+                        help="harness: name the declared hook events this host cannot fire")
+    parser.add_argument("--strict", action="store_true",
+                        help="harness: every warning is a refusal")
     parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")
     targets = parser.add_mutually_exclusive_group()
     targets.add_argument("--target", action="append", default=[],
@@ -45,6 +53,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if workspace_kind(args.workspace, args.kind) == HARNESS:
+        from horon_bundle.cli import harness_build  # noqa: PLC0415 - only for harness builds
+
+        return harness_build.run(args, args.workspace)
     reporter = render.ConsoleReporter()
     try:
         results = build(BuildRequest(

@@ -36,6 +36,11 @@ _AREAS = {
     "reproduce": "Reproducing a build",
     "publish": "Publishing",
     "yank": "Withdrawing a published version",
+    "harness": "Harness bundles (docs/harness.md)",
+    "hook": "Hook lint of harness bundles",
+    "profile": "Host profiles",
+    "ref": "Harness refs",
+    "marketplace": "Marketplaces",
 }
 
 

@@ -8,10 +8,13 @@ from pathlib import Path
 from horon_bundle.cli import render
 from horon_bundle.cli.render import escape
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
-from horon_bundle.core.errors import exit_status_for
-from horon_bundle.model.checks import PASS, SKIP
+from horon_bundle.core.errors import EXIT_USAGE, exit_status_for
+from horon_bundle.model.checks import PASS, SKIP, WARN
+from horon_bundle.model.harness.profile import resolve_profile
 from horon_bundle.rules.policy import load_policy
-from horon_bundle.verify.audit import audit_options, audit_path
+from horon_bundle.verify.audit import audit_options
+from horon_bundle.verify.harness.report import HarnessOptions
+from horon_bundle.verify.route import verify_any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Verify bundles offline: strict plugin.json, layout, checksums, provenance binding, "
         "evidence, graph, features; signatures and an audit policy."
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="bundle directory, .zip archive, or a harness <zip>.ref.json")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse an archive without a valid <archive>.sigstore.json from "
@@ -27,6 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", type=Path, metavar="FILE",
                         help="audit policy (TOML, docs/auditing.md): every requirement reported")
     add_signer_arguments(parser, what="each archive")
+    harness = parser.add_argument_group("harness bundles (docs/harness.md)")
+    harness.add_argument("--host", metavar="PROFILE[@VERSION]|FILE",
+                         help="name every declared hook event this host cannot fire "
+                              "(`horon-bundle profiles` lists the shipped ones)")
+    harness.add_argument("--strict", action="store_true", help="every warning is a refusal")
+    harness.add_argument("--zip", metavar="PATH", help="the zip a single REF names")
     parser.set_defaults(run=run)
 
 
@@ -35,17 +45,24 @@ def run(args: argparse.Namespace) -> int:
         identity=identity_from_args(args), trust=trust_from_args(args),
         require_signature=args.require_signature,
         policy=load_policy(args.policy) if args.policy is not None else None)
-    reports = [audit_path(path, options) for path in args.paths]
+    if args.zip is not None and (len(args.paths) != 1
+                                 or not args.paths[0].name.endswith(".ref.json")):
+        render.stderr.print("[bold red]usage error:[/] --zip goes with a single <zip>.ref.json")
+        return EXIT_USAGE
+    harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
+                             strict=args.strict, zip_path=args.zip)
+    reports = [verify_any(path, options, harness) for path in args.paths]
     for report in reports:
         render.stderr.print(f"[bold]{escape(report.path)}[/]")
         for check in report.checks:
-            mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]"}.get(check.status,
-                                                                         "[red]FAIL[/]")
+            mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]",
+                    WARN: "[yellow]warn[/]"}.get(check.status, "[red]FAIL[/]")
             note = f" [dim]({escape(check.note)})[/]" if check.note else ""
             render.stderr.print(f"  {mark} {check.name}{note}")
         for text in report.notes:
             render.stderr.print(f"  [dim]note: {escape(text)}[/]")
         render.findings(report.findings)
+        render.warnings(report.warnings)
         verdict = "[bold green]verified[/]" if report.ok else "[bold red]refused[/]"
         render.stderr.print(f"  {verdict}")
     if args.json:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
     "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
     "codes": ("cmd_codes", "list every refusal code"),
+    "profiles": ("cmd_profiles", "list the shipped harness host profiles (--host NAME@VERSION)"),
 }
 
 

@@ -36,6 +36,13 @@ def findings(items: Iterable[Finding]) -> None:
         stderr.print(f"  [dim]hint:[/] {escape(finding.effective_hint)}")
 
 
+def warnings(items: Iterable[Finding]) -> None:
+    for finding in items:
+        stderr.print(f"[bold yellow]WARNING[/] [bold]{finding.code.name}[/]: "
+                     f"{escape(finding.message)}")
+        stderr.print(f"  [dim]hint:[/] {escape(finding.effective_hint)}")
+
+
 def refusal_document(items: Iterable[Finding], exit_status: int) -> dict[str, Any]:
     return {"ok": False, "exit_status": exit_status, "findings": [f.to_dict() for f in items]}
 

@@ -217,7 +217,8 @@ ABI_SECTION_MISMATCH = register(
 # --- declaration --------------------------------------------------------------------------
 DECLARATION_MISSING = register(
     "declaration.missing", "The workspace has no horon-release.toml.",
-    "Create horon-release.toml at the workspace root (see docs/declaration.md).")
+    "Create horon-release.toml at the workspace root (see docs/declaration.md); a harness "
+    "plugin holds .claude-plugin/plugin.json instead (docs/harness.md).")
 DECLARATION_SYNTAX = register(
     "declaration.syntax", "horon-release.toml is not valid TOML.", "Fix the TOML syntax.")
 DECLARATION_UNKNOWN_KEY = register(
@@ -543,3 +544,167 @@ DOCTOR_SIDE_EFFECT_NETWORK = register(
     "doctor.side-effect-network", "The library opened a network connection while loaded, "
     "handshaking, creating or describing.",
     "Connect upstream only in operations (start/next), never when loaded or described.")
+
+# --- harness bundles (docs/harness.md): manifests, components, refs, marketplaces --------
+HARNESS_KIND_AMBIGUOUS = register(
+    "harness.kind-ambiguous",
+    "The workspace holds both a native declaration (horon-release.toml) and a harness manifest "
+    "(.claude-plugin/ or .muse-plugin/), or both harness manifests.",
+    "Say which to build with --kind native or --kind harness (docs/harness.md).",
+    exit_status=EXIT_USAGE)
+HARNESS_MANIFEST_MISSING = register(
+    "harness.manifest-missing",
+    "No harness manifest: neither .claude-plugin/plugin.json, .muse-plugin/plugin.json nor a "
+    ".claude-plugin/marketplace.json listing the plugin.",
+    "Build a plugin directory holding .claude-plugin/plugin.json (or a marketplace root).")
+HARNESS_MANIFEST_TYPE = register(
+    "harness.manifest-type", "A plugin.json field the host documents has the wrong JSON type.",
+    "Use the type the host's manifest reference gives (docs/harness.md lists the fields).")
+HARNESS_MANIFEST_VALUE = register(
+    "harness.manifest-value",
+    "A plugin.json value is malformed: a name that is not kebab-case, an empty version, a "
+    "field missing, or an unknown key inside a strict object (userConfig, channels, "
+    "lspServers, monitors).",
+    "See the field in docs/harness.md; the host refuses to load such a manifest.")
+HARNESS_MANIFEST_UNKNOWN_FIELD = register(
+    "harness.manifest-unknown-field",
+    "Warning: plugin.json has a top-level field the host does not document (the host strips "
+    "it, so whatever it was meant to do does not happen).",
+    "Remove the field or correct its spelling; --strict refuses it.")
+HARNESS_PATH_UNSAFE = register(
+    "harness.path-unsafe",
+    "A component path is absolute, lacks the ./ prefix, has `..`, a backslash or a reserved "
+    "name, or resolves (also through a symbolic link) outside the plugin root.",
+    "Component paths are ./-relative POSIX paths inside the plugin directory.")
+HARNESS_PATH_MISSING = register(
+    "harness.path-missing", "A component path plugin.json declares does not exist.",
+    "Create the file or directory, or remove the entry from plugin.json.")
+HARNESS_RESERVED_PATH = register(
+    "harness.reserved-path",
+    "A plugin file has a name the bundle reserves at its root (SHA256SUMS, catalogue.json, "
+    "provenance.json).", "Rename or move the file; the bundle writes these itself.")
+HARNESS_FILE_TYPE = register(
+    "harness.file-type",
+    "A plugin file is not a regular file (a FIFO, socket or device), is unreadable, or has an "
+    "unsafe name.", "Bundles hold regular files with portable names only.")
+HARNESS_JSON_SCHEMA = register(
+    "harness.json-schema",
+    "hooks.json or .mcp.json does not have the shape the host reads ({\"hooks\": {event: "
+    "[{matcher, hooks: [...]}]}}, {\"mcpServers\": {name: {...}}}), or a known field has the "
+    "wrong type or value.",
+    "Fix the named field; the host refuses to load such a file, so none of its hooks or "
+    "servers would run.")
+HARNESS_FRONTMATTER = register(
+    "harness.frontmatter",
+    "Warning: a skill, command or agent has frontmatter that is not valid YAML (read line by "
+    "line as `key: value`, as the host does) or has none.",
+    "Quote values holding `: ` (or use a `|` block); --strict refuses it.")
+HARNESS_HOOK_FIELD = register(
+    "harness.hook-field",
+    "Warning: a hook entry has a field, or a hook type, this toolchain does not know (newer "
+    "than its host schema); it is catalogued but not checked.",
+    "Check the host's hooks reference; --strict refuses it.")
+HARNESS_UNKNOWN_EVENT = register(
+    "harness.unknown-event",
+    "A hook is declared for an event name no host profile knows (event names are "
+    "case-sensitive).",
+    "Use an event of the host's list (`horon-bundle profiles`, docs/harness.md), or pass the "
+    "profile of a host that fires it with --host FILE.")
+HARNESS_EVENT_NOT_FIRED = register(
+    "harness.event-not-fired",
+    "Warning: a hook is declared for an event the chosen host cannot fire (understood but not "
+    "fired, or absent); its guard never runs there.",
+    "The bundle stays valid and installs; --strict refuses it. Move the hook to an event the "
+    "host fires if the guard matters.")
+HARNESS_CATALOGUE = register(
+    "harness.catalogue",
+    "catalogue.json is missing or differs from the catalogue recomputed from the bundle's files.",
+    "The catalogue was edited or the files changed after the build; do not trust this bundle.")
+HARNESS_PROVENANCE = register(
+    "harness.provenance",
+    "provenance.json is missing, is not the harness statement the toolchain writes, or its "
+    "subjects disagree with the files.",
+    "The files changed after the build; do not trust this bundle.")
+HOOK_COMMAND_MISSING = register(
+    "hook.command-missing",
+    "A hook or MCP server command references a file through ${CLAUDE_PLUGIN_ROOT} that is not "
+    "in the bundle.",
+    "Add the script to the plugin directory or fix the path; the host would fail to run it.")
+HOOK_COMMAND_OUTSIDE = register(
+    "hook.command-outside",
+    "A hook or MCP server command references a path through ${CLAUDE_PLUGIN_ROOT} that "
+    "resolves outside the bundle (`..`).",
+    "Keep every script the plugin runs inside the plugin directory.")
+HOOK_COMMAND_UNRESOLVED = register(
+    "hook.command-unresolved",
+    "Warning: a ${CLAUDE_PLUGIN_ROOT} path holds another variable, a glob or a substitution, "
+    "so its file cannot be checked.", "Spell the path out; --strict refuses it.")
+HOOK_NOT_EXECUTABLE = register(
+    "hook.not-executable",
+    "Warning: a hook runs a bundled script directly (not through an interpreter) but the "
+    "script has no executable bit.",
+    "`chmod +x` the script (and commit the mode), or prefix the interpreter; --strict refuses "
+    "it.")
+HOOK_ENV_CREDENTIAL = register(
+    "hook.env-credential",
+    "Warning: a hook, its script or an MCP server reads a credential from an environment "
+    "variable; hosts that clear the environment (Muse Code) never pass it.",
+    "Read credentials from a file the installer writes; refused under --strict or --host of a "
+    "host that clears the environment.")
+HOOK_PERMISSION_ASK = register(
+    "hook.permission-ask",
+    "Warning: a hook answers permissionDecision \"ask\"; a host without a permission prompt "
+    "(seed 000's) records it and treats it as allow.",
+    "Decide allow or deny in the hook; refused under --strict or a --host profile marking it "
+    "broken.")
+HOOK_HTTP_PRETOOLUSE = register(
+    "hook.http-pretooluse",
+    "Warning: an HTTP hook guards PreToolUse; when the endpoint fails, one host denies the "
+    "call (fails closed) and upstream Claude Code lets it through (fails open).",
+    "Point it only at an endpoint you accept as a gate, or use a command hook; refused under "
+    "--strict or a --host profile marking it broken.")
+PROFILE_UNKNOWN = register(
+    "profile.unknown",
+    "--host names no shipped profile (or no shipped version of it) and no profile file.",
+    "Run `horon-bundle profiles` for the shipped NAME@VERSION tokens, or pass a profile file.",
+    exit_status=EXIT_USAGE)
+PROFILE_INVALID = register(
+    "profile.invalid",
+    "A host profile file is not a valid horon.host-profile.v1 document (JSON, unknown or "
+    "missing field, type, an event listed twice, an unknown lint code).",
+    "See the profile format in docs/harness.md; profiles are read strictly.",
+    exit_status=EXIT_USAGE)
+REF_INVALID = register(
+    "ref.invalid", "A .ref.json file is not exactly {\"name\": …, \"sha256\": <64 hex>}.",
+    "Use the <zip>.ref.json that `build` wrote beside the zip.")
+REF_ZIP_MISSING = register(
+    "ref.zip-missing", "The zip a ref names (X.zip beside X.zip.ref.json, or --zip) is absent.",
+    "Put the zip beside its ref or pass --zip PATH.")
+REF_DIGEST = register(
+    "ref.digest",
+    "The zip's SHA-256 differs from its ref: the bytes are not the ones the ref selected "
+    "(checked before any entry is read).",
+    "Do not unpack it; fetch the zip again or use the ref that matches it.")
+REF_NAME = register(
+    "ref.name", "The ref's name differs from the plugin name inside the zip.",
+    "Use the ref written for this zip.")
+MARKETPLACE_INVALID = register(
+    "marketplace.invalid",
+    "marketplace.json is not the shape the host reads (name, owner, plugins with name and "
+    "source), or a listed local plugin directory is missing or outside the repository.",
+    "Fix the named entry (docs/harness.md).")
+MARKETPLACE_SKIPPED = register(
+    "marketplace.skipped",
+    "Warning: a listed plugin has a remote source (github, git URL, npm …) and cannot be built "
+    "offline; it was skipped.", "Build it from its own checkout.")
+MARKETPLACE_VERSION = register(
+    "marketplace.version",
+    "Warning: plugin.json and the marketplace entry give different versions; plugin.json wins "
+    "(the host's precedence) and that version is pinned.",
+    "Give the version in one place.")
+HARNESS_UNSUPPORTED = register(
+    "harness.unsupported",
+    "An option given does not apply to harness bundles (native build options) or not yet "
+    "(signatures, audit policies).",
+    "Verify the harness zip without the option; signing harness zips comes with publishing.",
+    exit_status=EXIT_USAGE)

@@ -1,8 +1,9 @@
 """The check/report model every judge shares (verify, doctor, install's status).
 
 A report is a list of named checks, each `pass`, `fail` (with findings carrying registered
-codes) or `skip` (with the reason). The exit status follows from the findings: 1 when the
-input was refused, 3 when only the environment stood in the way.
+codes), `warn` (passed, with warnings that carry codes too) or `skip` (with the reason). The
+exit status follows from the failing findings only: 1 when the input was refused, 3 when only
+the environment stood in the way; warnings never change it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from horon_bundle.core.errors import Code, Finding, exit_status_for
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
+PASS, FAIL, SKIP, WARN = "pass", "fail", "skip", "warn"
 
 
 @dataclass(slots=True)
@@ -23,12 +24,15 @@ class Check:
     note: str = ""
     expected: Any = None
     got: Any = None
+    warnings: list[Finding] = field(default_factory=list)
 
     def to_json(self, *, values: bool = False) -> dict[str, Any]:
         """The check as data; `values` adds what was expected and what was seen."""
         document: dict[str, Any] = {"check": self.name, "result": self.status,
                                     "note": self.note,
                                     "findings": [f.to_dict() for f in self.findings]}
+        if self.warnings:
+            document["warnings"] = [f.to_dict() for f in self.warnings]
         if values:
             document["expected"] = self.expected
             document["got"] = self.got
@@ -46,6 +50,11 @@ class CheckList:
         return [f for check in self.checks for f in check.findings]
 
     @property
+    def warnings(self) -> list[Finding]:
+        """Findings that are reported but do not refuse (see `judged(..., warnings=)`)."""
+        return [f for check in self.checks for f in check.warnings]
+
+    @property
     def ok(self) -> bool:
         return not self.findings
 
@@ -54,10 +63,13 @@ class CheckList:
         return exit_status_for(self.findings)
 
     def judged(self, name: str, findings: list[Finding] | Any, *, note: str = "",
-               expected: Any = None, got: Any = None) -> bool:
-        """Pass when `findings` is empty, fail with them otherwise; True when it passed."""
-        items = list(findings)
-        self.checks.append(Check(name, FAIL if items else PASS, items, note, expected, got))
+               expected: Any = None, got: Any = None,
+               warnings: list[Finding] | Any = ()) -> bool:
+        """Pass when `findings` is empty (`warn` when there are `warnings`), fail with them
+        otherwise; True when it passed."""
+        items, warned = list(findings), list(warnings)
+        status = FAIL if items else WARN if warned else PASS
+        self.checks.append(Check(name, status, items, note, expected, got, warned))
         return not items
 
     def passed(self, name: str, *, note: str = "", expected: Any = None,

@@ -1,0 +1,185 @@
+"""The harness readers one rule at a time: frontmatter, plugin.json, hooks, references,
+profiles, and the `profiles` command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.model.harness import frontmatter as fm
+from horon_bundle.model.harness.hooks import hooks_from_file
+from horon_bundle.model.harness.manifest import parse_plugin_manifest
+from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
+from horon_bundle.rules.harness_lint import credential_reads
+from horon_bundle.rules.harness_refs import FOUND, MISSING, exec_references, shell_references
+from tests.helpers import cli
+
+
+def test_frontmatter_that_is_not_yaml_is_read_line_by_line() -> None:
+    parsed = fm.parse_markdown(
+        b"---\nname: code-simplifier\ndescription: Use this agent: it simplifies\n"
+        b"Context: more text\nmodel: inherit\n---\nbody\n")
+    assert parsed.read_as == fm.LINE_WISE and parsed.problem
+    assert parsed.values["name"] == "code-simplifier"
+    assert parsed.values["description"] == "Use this agent: it simplifies"
+    assert parsed.values["model"] == "inherit"
+
+
+def test_frontmatter_values_are_kept_as_written() -> None:
+    parsed = fm.parse_block("version: 1.10\ncount: 3\nneg: -1\non: true\nwhen: 2020-01-01\n"
+                            "tools:\n  - Read\n  - Grep\n")
+    assert parsed.read_as == fm.YAML
+    assert parsed.values == {"version": "1.10", "count": 3, "neg": "-1", "on": True,
+                             "when": "2020-01-01", "tools": ["Read", "Grep"]}
+
+
+def test_an_alias_bomb_falls_back_instead_of_expanding() -> None:
+    block = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n"
+        for i in range(6))
+    parsed = fm.parse_block(block)
+    assert parsed.read_as == fm.LINE_WISE
+
+
+def test_no_frontmatter_and_duplicate_keys() -> None:
+    assert fm.parse_markdown(b"# just a title\n").read_as == fm.NONE
+    twice = fm.parse_block("name: a\nname: b\n")
+    assert twice.read_as == fm.LINE_WISE and twice.values == {"name": "a"}
+
+
+@given(st.text(max_size=300))
+def test_any_text_reads_without_raising(text: str) -> None:
+    parsed = fm.parse_markdown(("---\n" + text + "\n---\n").encode("utf-8", "surrogatepass"))
+    json.dumps(parsed.values)  # always JSON
+
+
+def _manifest(document: object) -> tuple[Findings, Findings]:
+    refusals, warnings = Findings(), Findings()
+    try:
+        parse_plugin_manifest(json.dumps(document).encode(), source="plugin.json",
+                              host="claude-code", refusals=refusals, warnings=warnings)
+    except Refused as exc:
+        refusals.extend(exc.findings)
+    return refusals, warnings
+
+
+def _codes(findings: Findings) -> list[str]:
+    return [f.code.name for f in findings]
+
+
+def test_plugin_json_is_read_against_the_documented_fields() -> None:
+    refusals, warnings = _manifest({"name": "ok", "version": "1.0.0", "hook": "./h.json",
+                                    "repository": {"type": "git", "url": "u"}})
+    assert not refusals and _codes(warnings) == ["harness.manifest-unknown-field"]
+    refusals, _ = _manifest({"name": "ok", "keywords": "one", "author": "me"})
+    assert _codes(refusals) == ["harness.manifest-type", "harness.manifest-type"]
+    refusals, _ = _manifest({"name": "ok", "userConfig": {"k": {"type": "string", "x": 1}}})
+    assert _codes(refusals) == ["harness.manifest-value"]
+    refusals, _ = _manifest({"version": "1.0.0"})
+    assert _codes(refusals) == ["harness.manifest-value"]
+    refusals, warnings = _manifest({"name": "Not Kebab"})
+    assert _codes(refusals) == ["harness.manifest-value"]  # a space: no portable file name
+    refusals, warnings = _manifest({"name": "NotKebab"})
+    assert not refusals and _codes(warnings) == ["harness.manifest-unknown-field"]
+
+
+def test_plugin_json_duplicate_keys_are_refused() -> None:
+    refusals, warnings = Findings(), Findings()
+    with pytest.raises(Refused) as caught:
+        parse_plugin_manifest(b'{"name": "a", "name": "b"}', source="plugin.json",
+                              host="claude-code", refusals=refusals, warnings=warnings)
+    assert caught.value.codes() == ["json.duplicate-key"]
+
+
+def test_hook_fields_newer_than_the_schema_are_warnings_wrong_types_refusals() -> None:
+    refusals, warnings = Findings(), Findings()
+    hooks = hooks_from_file({"description": "d", "hooks": {"PostToolUse": [{"hooks": [
+        {"type": "command", "command": "x", "asyncRewake": True, "if": "Bash(git *)",
+         "rewakeMessage": "m"},
+        {"type": "validation", "check": "y"},
+        {"type": "mcp_tool", "server": "s", "tool": "t", "input": {}},
+        {"type": "prompt", "prompt": "p", "once": True}]}]}},
+        source="hooks.json", refusals=refusals, warnings=warnings)
+    assert not refusals and len(hooks) == 4
+    assert _codes(warnings) == ["harness.hook-field", "harness.hook-field"]
+    hooks_from_file({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "x", "timeout": "10"},
+        {"type": "command", "command": "x", "shell": "fish"},
+        {"type": "http"}]}]}}, source="hooks.json", refusals=refusals, warnings=Findings())
+    assert _codes(refusals) == ["harness.json-schema"] * 3
+    bare = Findings()
+    hooks_from_file({"PreToolUse": []}, source="hooks.json", refusals=bare, warnings=Findings())
+    assert _codes(bare) == ["harness.json-schema"]
+
+
+FILES = {"hooks/x.py": None, "hooks/run.sh": None, "bin/tool": None}
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("python3 ${CLAUDE_PLUGIN_ROOT}/hooks/x.py", [("hooks/x.py", FOUND, False)]),
+    ('"${CLAUDE_PLUGIN_ROOT}/hooks/run.sh"', [("hooks/run.sh", FOUND, True)]),
+    ('bash "${CLAUDE_PLUGIN_ROOT}/hooks/run.sh" "$CLAUDE_PLUGIN_ROOT/hooks/y.py"',
+     [("hooks/run.sh", FOUND, False), ("hooks/y.py", MISSING, False)]),
+    ("A=1 ${CLAUDE_PLUGIN_ROOT}/bin/tool && echo ok",
+     [("bin/tool", FOUND, True)]),
+    ("cd ${CLAUDE_PLUGIN_ROOT} && ./bin/tool", [("", FOUND, False)]),
+])
+def test_plugin_root_references_in_shell_commands(
+        command: str, expected: list[tuple[str, str, bool]]) -> None:
+    found = [(r.path, r.resolve(FILES), r.runs_directly) for r in shell_references(command)]
+    assert found == expected
+
+
+def test_plugin_root_references_in_exec_form() -> None:
+    found = exec_references("${CLAUDE_PLUGIN_ROOT}/bin/tool",
+                            ("--config", "${CLAUDE_PLUGIN_ROOT}/my dir/c.json"))
+    assert [(r.field, r.path) for r in found] == [("command", "bin/tool"),
+                                                   ("args[1]", "my dir/c.json")]
+
+
+def test_credential_reads_across_languages() -> None:
+    text = ('os.getenv("OPENAI_API_KEY"); process.env.GITHUB_TOKEN; ENV["DB_PASSWORD"]\n'
+            'echo $HOME ${AWS_SECRET_ACCESS_KEY} $GIT_AUTHOR_NAME')
+    assert credential_reads(text) == ["AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GITHUB_TOKEN",
+                                      "OPENAI_API_KEY"]
+    assert credential_reads("x = '$API_TOKEN'", shell=False) == []
+
+
+def test_profiles_are_read_strictly() -> None:
+    good = {"format": "horon.host-profile.v1", "host": "h", "version": "1", "description": "",
+            "source": "", "events": {"fired": ["A"], "understood": [], "absent": []}}
+    parse_profile(json.dumps(good).encode(), source="p.json", origin="p.json")
+    for bad in ({**good, "extra": 1},
+                {**good, "events": {"fired": ["A"], "understood": ["A"], "absent": []}},
+                {**good, "broken": {"hook.command-missing": "no"}},
+                {**good, "format": "horon.host-profile.v2"}):
+        with pytest.raises(Refused) as caught:
+            parse_profile(json.dumps(bad).encode(), source="p.json", origin="p.json")
+        assert set(caught.value.codes()) == {"profile.invalid"}
+
+
+def test_the_profiles_command_lists_tokens_first() -> None:
+    result = cli("profiles")
+    assert result.status == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["claude-code@2.1.332", "muse-code@0.2.1"]
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
+    assert "sdk.d.ts" in lines[0] and "seed 001" in lines[1]
+    shipped = {p.token: p for p in shipped_profiles()}
+    assert len(shipped["claude-code@2.1.332"].fired) == 34
+    assert len(shipped["muse-code@0.2.1"].fired) == 12
+    assert cli("profiles", "--json").json()["profiles"][1]["broken"]
+
+
+@given(st.text(max_size=200))
+def test_any_command_line_is_judged_without_raising(command: str) -> None:
+    for reference in shell_references("${CLAUDE_PLUGIN_ROOT}/" + command):
+        state = reference.resolve(FILES)
+        if state == FOUND and reference.path:
+            assert reference.path in FILES or any(n.startswith(reference.path + "/")
+                                                  for n in FILES)
+        assert reference.path is None or not reference.path.startswith("/")

@@ -1,0 +1,48 @@
+"""Which kind of bundle a workspace builds: native (horon-release.toml) or harness (a
+`.claude-plugin/` or `.muse-plugin/` manifest, or a `.claude-plugin/marketplace.json`).
+
+Decided from the workspace root alone; both present is ambiguous unless `--kind` says which
+(docs/harness.md). `is_workspace_root` is the test a walk up from the current directory uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.declaration import DECLARATION_NAME
+from horon_bundle.model.harness.layout import MARKETPLACE_PATH, manifest_paths
+
+NATIVE, HARNESS = "native", "harness"
+KINDS = (NATIVE, HARNESS)
+
+
+def harness_markers(root: Path) -> list[str]:
+    return [p for p in (*manifest_paths(), MARKETPLACE_PATH) if (root / p).is_file()]
+
+
+def is_workspace_root(directory: Path) -> bool:
+    return (directory / DECLARATION_NAME).is_file() or bool(harness_markers(directory))
+
+
+def find_workspace_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding a declaration or a harness manifest."""
+    for directory in (start.resolve(), *start.resolve().parents):
+        if is_workspace_root(directory):
+            return directory
+    return None
+
+
+def workspace_kind(root: Path, requested: str | None = None) -> str:
+    native = (root / DECLARATION_NAME).is_file()
+    harness = harness_markers(root)
+    if requested is not None:
+        if requested not in KINDS:
+            raise Refused.one(codes.HARNESS_KIND_AMBIGUOUS,
+                              f"--kind {requested!r}: expected native or harness")
+        return requested
+    if native and harness:
+        raise Refused.one(codes.HARNESS_KIND_AMBIGUOUS,
+                          f"{root}: holds {DECLARATION_NAME} and {', '.join(harness)}")
+    return HARNESS if harness else NATIVE

@@ -1,0 +1,52 @@
+"""`horon-bundle build` of a harness workspace (docs/harness.md): run and render."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from horon_bundle.build.harness.pipeline import build_harness
+from horon_bundle.build.harness.request import HarnessBuildRequest
+from horon_bundle.cli import render
+from horon_bundle.core import codes
+from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.model.harness.profile import resolve_profile
+
+_NATIVE_ONLY = (("--plugin", "plugin_id"), ("--target", "target"),
+                ("--all-targets", "all_targets"), ("--target-dir", "target_dir"),
+                ("--prebuilt", "prebuilt"), ("--record", "record"),
+                ("--require-signed-record", "require_signed_record"))
+
+
+def run(args: argparse.Namespace, workspace: Path) -> int:
+    given = [flag for flag, name in _NATIVE_ONLY if getattr(args, name, None)]
+    if args.channel != "release":
+        given.append("--channel")
+    if given:
+        raise Refused.one(codes.HARNESS_UNSUPPORTED,
+                          f"{', '.join(given)}: native-bundle options; {workspace} is a harness "
+                          "workspace (pass --kind native if you meant the native build)")
+    reporter = render.ConsoleReporter()
+    try:
+        result = build_harness(HarnessBuildRequest(
+            workspace=workspace, out=args.out,
+            host=resolve_profile(args.host) if args.host else None, strict=args.strict,
+            builder=args.builder_id), reporter)
+    finally:
+        reporter.close()
+    for note in result.notes:
+        reporter.note(note)
+    render.warnings(result.warnings)
+    for built in result.built:
+        render.stderr.print(f"[bold green]harness zip[/] {built.zip}  (verified)")
+        render.stderr.print(f"        sha256 {built.sha256}  ref {built.ref.name}")
+    if result.index is not None:
+        render.stderr.print(f"[bold green]marketplace index[/] {result.index}")
+    if args.json:
+        render.print_json({"ok": True, "kind": "harness", "bundles": [
+            {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),
+             "sha256": b.sha256, "events": list(b.events)} for b in result.built],
+            "skipped": list(result.skipped),
+            "index": None if result.index is None else str(result.index),
+            "warnings": [w.to_dict() for w in result.warnings]})
+    return EXIT_OK

@@ -1,0 +1,45 @@
+"""Where things live in a harness plugin and in its bundle zip (docs/harness.md)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from horon_bundle.core import paths
+
+# manifest directory -> the host family whose layout it is
+MANIFEST_DIRS = {".claude-plugin": "claude-code", ".muse-plugin": "muse-code"}
+MANIFEST_FILE = "plugin.json"
+MARKETPLACE_PATH = ".claude-plugin/marketplace.json"
+HOOKS_DEFAULT = "hooks/hooks.json"
+MCP_DEFAULT = ".mcp.json"
+COMPONENT_DEFAULTS = {"skills": "skills", "commands": "commands", "agents": "agents"}
+
+# written by the build at the zip's root, beside the plugin's own files
+CHECKSUMS_NAME = "SHA256SUMS"
+CATALOGUE_NAME = "catalogue.json"
+PROVENANCE_NAME = "provenance.json"
+ENTRY_NAME = "marketplace-entry.json"  # the listing a plugin was built from, if any
+REQUIRED = (CHECKSUMS_NAME, CATALOGUE_NAME, PROVENANCE_NAME)
+RESERVED = (*REQUIRED, ENTRY_NAME)
+REF_SUFFIX = ".ref.json"
+PLUGIN_ROOT_VARIABLE = "CLAUDE_PLUGIN_ROOT"
+
+MAX_JSON_BYTES = 4 << 20
+MAX_TEXT_BYTES = 4 << 20
+
+
+def manifest_paths() -> tuple[str, ...]:
+    return tuple(f"{directory}/{MANIFEST_FILE}" for directory in MANIFEST_DIRS)
+
+
+def component_path(value: str) -> tuple[str | None, str | None]:
+    """A manifest component path (`./x/y`) as a bundle path ('' for the root), or the reason
+    it is refused: the host documents ./-relative POSIX paths that stay inside the root."""
+    if not value.startswith("./"):
+        return None, "does not start with ./"
+    rest = value[2:].rstrip("/")
+    if rest in ("", "."):
+        return "", None
+    if problem := paths.path_problem(rest):
+        return None, problem
+    return posixpath.normpath(rest), None

@@ -1,0 +1,39 @@
+"""The verify report of a harness bundle: the native report's checks plus what a harness
+bundle is (name, version, catalogue) and the host it was judged against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from horon_bundle.model.harness.catalogue import Catalogue
+from horon_bundle.model.harness.profile import HostProfile
+from horon_bundle.verify.report import REPORT_FORMAT, VerifyReport
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HarnessOptions:
+    host: HostProfile | None = None  # --host: events it cannot fire are named
+    strict: bool = False  # --strict: every warning is a refusal
+    zip_path: str | None = None  # --zip: the zip a ref names, when not beside it
+
+
+@dataclass(slots=True)
+class HarnessReport(VerifyReport):
+    catalogue: Catalogue | None = None
+    host: HostProfile | None = None
+    ref_sha256: str | None = None
+    scripts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": REPORT_FORMAT, "path": self.path, "ok": self.ok, "kind": "harness",
+            "bundle": None if self.catalogue is None else {
+                "name": self.catalogue.name, "version": self.catalogue.version,
+                "events": list(self.catalogue.events),
+                "host": None if self.host is None else self.host.token},
+            "ref": self.ref_sha256,
+            "checks": [c.to_json() for c in self.checks],
+            "warnings": [f.to_dict() for f in self.warnings],
+            "notes": list(self.notes),
+        }
