@@ -6,7 +6,6 @@ import argparse
 import os
 
 from horon_bundle.cli import render
-from horon_bundle.cli.render import escape
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.publisher import YankRequest, yank
 
@@ -33,15 +32,15 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     if not outcome.gate.open:
         line = outcome.gate.skip_line("yank")
-        render.stderr.print(escape(line))
+        render.say("{}", line)
         if args.json:
             render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": True,
                                "reason": line, "yanked": []})
         return EXIT_OK
     for result in outcome.results:
         state = "already yanked" if result.already else "yanked"
-        render.stderr.print(f"[bold yellow]{state}[/] {result.plugin_id} {result.version} "
-                            f"{result.target}  sha256 {result.archive_sha256}")
+        render.say("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
+                   result.version, result.target, result.archive_sha256)
     if args.json:
         render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": False,
                            "destination": outcome.destination, "yanked": [
