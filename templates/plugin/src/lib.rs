@@ -1,6 +1,6 @@
 //! The Horon example plugin: a `cdylib` exporting exactly one symbol,
-//! `horon_agent_plugin_get_api_v1`, the ABI v1 handshake (see `docs/abi-v1.md`
-//! and `templates/include/horon_plugin_abi_v1.h`).
+//! `horon_agent_plugin_get_api_v1`, the ABI v1 handshake (the C header is
+//! `horon_plugin_abi_v1.h`; `horon-bundle docs abi-v1` has the whole contract).
 //!
 //! Module layout, chosen so that other crates (the test fixtures, a product
 //! plugin started from this template) can reuse the pieces with

@@ -22,6 +22,7 @@ from horon_bundle.core.errors import EXIT_INTERNAL, EXIT_USAGE, Refused
 PROG = "horon-bundle"
 # name -> (module under horon_bundle.cli, one-line help), in the order `--help` lists them
 COMMANDS: dict[str, tuple[str, str]] = {
+    "new": ("cmd_new", "start a plugin workspace from the shipped templates"),
     "build": ("cmd_build", "build and bundle a plugin"),
     "compile": ("cmd_compile", "build the library and write an artifact record"),
     "verify": ("cmd_verify", "verify a bundle directory or archive"),
@@ -32,7 +33,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "withdraw a published version (its bytes stay; it can never be reused)"),
     "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
     "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
+    "inspect": ("cmd_inspect", "show what a bundle holds: identity, graph, evidence, digests"),
     "codes": ("cmd_codes", "list every refusal code"),
+    "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),
 }
 
 
