@@ -34,8 +34,11 @@ _HINT_TEXTS = (
      r"no matching package named|failed to select a version|index\.crates\.io|network",
      "cargo needed the network and could not reach it: vendor the dependencies (`cargo "
      "vendor`) or use path dependencies; Cargo.lock must list every package."),
+    (r"could not compile|error\[E\d+\]",
+     "Fix the compile errors shown; `cargo build` in the workspace shows the same "
+     "diagnostics."),
     (r"failed to parse manifest|TOML parse error|unclosed table|invalid (table|key|type)|"
-     r"duplicate key|expected .*, found|unknown field|missing field|could not parse",
+     r"duplicate key|unknown field|missing field|could not parse|expected `[\]=.]`",
      "Fix the line cargo points at (`--> file:line:col`) in the workspace's Cargo.toml."),
     (r"did not match any packages|package .* not found|not a member of the workspace",
      "`package` in horon-release.toml must name a package of this cargo workspace."),
@@ -43,9 +46,6 @@ _HINT_TEXTS = (
      "The target's standard library is missing: run `rustup target add <target>`."),
     (r"linker .* not found|linking with .* failed",
      "Install the C linker for this target (cc, or the target's cross linker)."),
-    (r"could not compile|error\[E\d+\]",
-     "Fix the compile errors shown; `cargo build` in the workspace shows the same "
-     "diagnostics."),
 )
 _HINTS = tuple((re.compile(pattern, re.IGNORECASE), hint) for pattern, hint in _HINT_TEXTS)
 

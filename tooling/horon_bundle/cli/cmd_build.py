@@ -30,7 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument("--target", action="append", default=[],
                          help="declared target triple (repeatable; default: the host's)")
     targets.add_argument("--all-targets", action="store_true", help="every declared target")
-    parser.add_argument("--channel", choices=("release", "qa"), default="release")
+    parser.add_argument("--channel", choices=("release", "qa"), default="release",
+                        help="release (the declared features) or qa (plus qa-features)")
     parser.add_argument("--out", type=Path, default=None,
                         help="output directory, anywhere (default: WORKSPACE/dist)")
     parser.add_argument("--target-dir", type=Path,

@@ -19,7 +19,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "<archive>.provenance.sigstore.json, a DSSE envelope over the provenance statement). "
         "Never interactive: with no identity, exit 3."
     )
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="bundle archives (.zip) and artifact records (record.json)")
     parser.add_argument("--staging", action="store_true",
                         help="sign with Sigstore's staging instance (for testing a workflow)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")

@@ -19,7 +19,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Verify bundles offline: strict plugin.json, layout, checksums, provenance binding, "
         "evidence, graph, features; signatures and an audit policy."
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="bundle directories or .zip archives")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse an archive without a valid <archive>.sigstore.json from "

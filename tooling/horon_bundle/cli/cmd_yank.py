@@ -15,8 +15,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Mark ID VERSION (one --target, or every published target) withdrawn at "
         "HORON_PUBLISH_DESTINATION; gated by the same two variables as publish."
     )
-    parser.add_argument("plugin_id", metavar="ID")
-    parser.add_argument("version", metavar="VERSION")
+    parser.add_argument("plugin_id", metavar="ID", help="the published plugin id")
+    parser.add_argument("version", metavar="VERSION", help="the published version")
     parser.add_argument("--target", help="one target (default: every published target)")
     parser.add_argument("--reason", required=True, help="why the version is withdrawn")
     parser.add_argument("--json", action="store_true", help="print the result on stdout")

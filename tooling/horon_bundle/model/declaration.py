@@ -17,6 +17,15 @@ DECLARATION_NAME = "horon-release.toml"
 SCHEMA = 1
 UNCONFIGURED = "unconfigured"
 MAX_DECLARATION_BYTES = 1 << 20
+# every key of the schema, by table: what an unknown key is compared to ("did you mean")
+KEYS: dict[str, frozenset[str]] = {
+    "": frozenset({"schema", "publish", "qa", "plugin"}),
+    "publish": frozenset({"destination"}),
+    "qa": frozenset({"providers"}),
+    "plugin": frozenset({"id", "name", "package", "features", "qa-features", "targets",
+                         "profile", "license-file", "sidecar"}),
+    "plugin.sidecar": frozenset({"name", "source", "executable"}),
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +115,7 @@ def parse_declaration(data: bytes, path: Path) -> Declaration:
     findings = Findings()
     reader = FieldReader(source, findings, codes.DECLARATION_UNKNOWN_KEY,
                          codes.DECLARATION_MISSING_KEY, codes.DECLARATION_TYPE, "key",
+                         known={table: set(keys) for table, keys in KEYS.items()},
                          file=str(path), locate=lambda where: key_line(text, where))
     schema = reader.take(document, "schema", int, "")
     if schema is not None and schema != SCHEMA:
