@@ -103,7 +103,7 @@ def test_publish_to_a_file_store_then_inspect(authored: Path, tmp_path: Path) ->
 def _fetch(store: Path, into: Path) -> Path:
     entry = json.loads((store / "index" / NAME / "0.1.0" / f"{HOST}.json").read_text())
     into.mkdir()
-    archive = into / entry["archive"]["name"]
+    archive: Path = into / str(entry["archive"]["name"])
     shutil.copyfile(store / "blobs" / "sha256" / entry["archive"]["sha256"], archive)
     return archive
 
