@@ -42,6 +42,10 @@ _HINT_TEXTS = (
      "Fix the line cargo points at (`--> file:line:col`) in the workspace's Cargo.toml."),
     (r"did not match any packages|package .* not found|not a member of the workspace",
      "`package` in horon-release.toml must name a package of this cargo workspace."),
+    (r"rustup could not choose a version|no default is configured|toolchain .* is not "
+     r"installed",
+     "rustup has no Rust toolchain to run: `rustup default stable` (or the toolchain the "
+     "workspace's rust-toolchain file names)."),
     (r"can't find crate for `(core|std)`|target may not be installed",
      "The target's standard library is missing: run `rustup target add <target>`."),
     (r"linker .* not found|linking with .* failed",

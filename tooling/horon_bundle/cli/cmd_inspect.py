@@ -68,8 +68,8 @@ def show(document: dict[str, Any]) -> None:
         if provenance["record_sha256"]:
             render.say("  record      sha256 {}", provenance["record_sha256"])
         source = provenance["source"]
-        state = ("no git revision" if source["revision"] is None else
-                 f"{source['revision']}{' (dirty)' if source['dirty'] else ''}")
+        state = (source["revision"] or "no git revision") + (
+            " (dirty)" if source["dirty"] else "")
         render.say("  source      {}", state)
         render.say("  builder     {}", provenance["builder_id"])
         advertised = provenance["advertised"]
