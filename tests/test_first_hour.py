@@ -161,3 +161,29 @@ def test_the_generated_noxfile_runs_every_session(authored: Path, tmp_path: Path
         assert f"Session {session} was successful" in done.stderr, done.stderr
     assert (workspace / "dist" / f"{BUNDLE}.zip").is_file()
     assert _fetch(store, tmp_path / "fetched").is_file()
+
+
+def test_outputs_not_ignored_are_named_with_the_fix(authored: Path, tmp_path: Path) -> None:
+    """A workspace from an older template (`.gitignore` without /dist/): the second build's
+    tree is dirty because of the first one's outputs, and the warning says what to add."""
+    workspace = tmp_path / NAME
+    shutil.copytree(authored, workspace, ignore=shutil.ignore_patterns("dist", "target"))
+    (workspace / ".gitignore").write_text("/target/\n")
+    git("commit", "-q", "-am", "an older .gitignore", cwd=workspace)
+    first = horon("build", cwd=workspace)
+    assert first.status == 0 and "warning" not in first.stderr, first.stderr
+    second = horon("build", cwd=workspace)
+    assert second.status == 0, second.stderr
+    assert "list /dist/ in .gitignore (build outputs)" in second.stderr
+
+
+def test_build_outside_any_workspace_says_how_to_start(tmp_path: Path) -> None:
+    for command in ("build", "compile"):
+        result = horon(command, "--json", cwd=tmp_path)
+        assert result.status == 1
+        finding = result.json()["findings"][0]
+        assert finding["code"] == "declaration.missing"
+        assert finding["message"] == (f"no horon-release.toml in {tmp_path.resolve()} or any "
+                                      "directory above it")
+        assert "horon-bundle new NAME" in finding["hint"]
+        assert tree_snapshot(tmp_path) == {}

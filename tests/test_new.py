@@ -140,3 +140,22 @@ def test_the_new_workspace_builds_offline_with_locked(tmp_path: Path) -> None:
         "??", ".github/", "??", ".gitignore", "??", "Cargo.lock", "??", "Cargo.toml", "??",
         "LICENSE", "??", "README.md", "??", "build.rs", "??", "horon-release.toml", "??",
         "include/", "??", "noxfile.py", "??", "src/"]
+
+
+def test_missing_shipped_templates_are_an_environment_problem(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken installation (templates stripped from the package): exit 3, nothing written."""
+    from horon_bundle.core.errors import Refused  # noqa: PLC0415
+    from horon_bundle.scaffold import new  # noqa: PLC0415
+
+    partial = tmp_path / "templates"
+    (partial / "plugin").mkdir(parents=True)
+    (partial / "plugin" / "Cargo.toml").write_text("[package]\n")
+    monkeypatch.chdir(tmp_path)
+    for root in (None, partial):
+        monkeypatch.setattr(new, "shipped", lambda _name, root=root: root)
+        with pytest.raises(Refused) as refused:
+            new.new_workspace(new.NewRequest(name="acme-notes"))
+        assert refused.value.codes() == ["new.templates"]
+        assert refused.value.exit_status == 3
+        assert not (tmp_path / "acme-notes").exists()

@@ -25,6 +25,7 @@ class SourceFacts:
 
 
 _SHOWN_CHANGES = 5
+_OUTPUT_DIRS = frozenset({"dist", "target"})  # build's own outputs (build/places.py)
 
 
 def _git(workspace: Path, *args: str) -> Completed:
@@ -61,9 +62,12 @@ def dirty_warnings(facts: SourceFacts) -> list[str]:
         return ["the workspace's git repository has no commit yet: the provenance records no "
                 "source revision (dirty); commit it before a release"]
     if facts.dirty and facts.revision is not None:
+        ours = sorted({f"/{name}/" for path in facts.changes
+                       if (name := path.rstrip("/").rsplit("/", 1)[-1]) in _OUTPUT_DIRS})
+        advice = f"; list {', '.join(ours)} in .gitignore (build outputs)" if ours else ""
         return [f"the source tree differs from commit {facts.revision[:12]} "
                 f"({', '.join(facts.changes)}): the provenance records it as dirty; commit "
-                "before a release"]
+                f"before a release{advice}"]
     return []
 
 
