@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
+import tarfile
+import tempfile
+import zipfile
 from pathlib import Path
 
 import nox
@@ -14,6 +19,12 @@ nox.options.reuse_existing_virtualenvs = True
 ROOT = Path(__file__).parent
 EXAMPLE = ROOT / "templates" / "plugin"
 DIST = ROOT / "dist"
+# what the test suite runs besides Python: command -> the Debian package that provides it
+SYSTEM_TOOLS = {
+    "git": "git", "sha256sum": "coreutils", "strace": "strace", "unshare": "util-linux",
+    "setarch": "util-linux", "prlimit": "util-linux", "docker-registry": "docker-registry",
+    "llvm-mc": "llvm", "objcopy": "binutils", "skopeo": "skopeo", "npm": "npm",
+}
 
 
 @nox.session
@@ -31,9 +42,31 @@ def bundle(session: nox.Session) -> None:
         session.run("horon-bundle", "verify", str(archives[-1]))
 
 
+def missing_tools() -> tuple[list[str], list[str]]:
+    """(missing commands, the Debian packages that provide them); cargo is its own line."""
+    missing = [tool for tool in SYSTEM_TOOLS if shutil.which(tool) is None]
+    packages = sorted({SYSTEM_TOOLS[tool] for tool in missing})
+    return missing, packages
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real cargo builds; pass pytest options after --)."""
+    """Run the test suite (real cargo builds; pass pytest options after --).
+
+    Stops before installing or running anything when a system tool the tests use is missing,
+    naming every one and the one command that installs them (`.ci/run` does it for you).
+    """
+    missing, packages = missing_tools()
+    if shutil.which("cargo") is None:
+        missing.append("cargo")
+    if missing:
+        lines = [f"missing: {', '.join(missing)}"]
+        if packages:
+            lines.append(f"install with: sudo apt-get install -y {' '.join(packages)}"
+                         "   (or run .ci/run, which installs them and then the tests)")
+        if "cargo" in missing:
+            lines.append("and Rust: https://rustup.rs (cargo on PATH)")
+        session.error("\n".join(lines))
     session.install(".[test]")
     session.run("pytest", *session.posargs)
 
@@ -43,8 +76,10 @@ def lint(session: nox.Session) -> None:
     """ruff, mypy --strict and the import-layer contracts (docs/architecture.md)."""
     session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter")  # -e: lint-imports
     # then reads this tree, not a copy installed earlier
-    session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py", "setup.py",
+                "templates/plugin/noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
+    session.run("mypy", "--strict", "templates/plugin/noxfile.py")  # another `noxfile` module
     session.run("lint-imports")
 
 
@@ -57,12 +92,66 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks.run", *session.posargs)
 
 
+def _shipped_files() -> list[str]:
+    """Every file of templates/ and docs/ the package must carry (as git tracks them)."""
+    listed = subprocess.run(["git", "ls-files", "templates", "docs"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.split()
+    return sorted(listed)
+
+
 @nox.session(default=False)
 def dist(session: nox.Session) -> None:
-    """Build our own sdist and wheel and check them with twine."""
+    """Build our sdist and wheel; check them with twine and for the templates and docs; then
+    install the wheel into a fresh virtualenv outside the repository and run
+    `new` → `build` → `verify` → `inspect` there, as a plugin author would."""
+    out = ROOT / "build" / "dist"
+    shutil.rmtree(out, ignore_errors=True)
     session.install("build", "twine")
-    session.run("python", "-m", "build", "--outdir", str(ROOT / "build" / "dist"))
-    session.run("twine", "check", "--strict", *map(str, (ROOT / "build" / "dist").glob("*")))
+    session.run("python", "-m", "build", "--outdir", str(out))
+    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist in {out}")
+    session.run("twine", "check", "--strict", str(wheels[0]), str(sdists[0]))
+    wanted = _shipped_files()
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        in_wheel = set(wheel.namelist())
+    with tarfile.open(sdists[0]) as sdist:
+        root = sdist.getnames()[0].split("/", 1)[0]
+        in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    lacking = [f"wheel: {name}" for name in wanted if f"horon_bundle/{name}" not in in_wheel]
+    lacking += [f"sdist: {name}" for name in wanted if name not in in_sdist]
+    stray = [name for name in in_wheel | in_sdist
+             if "/target/" in name or name.startswith(("templates/plugin/dist/",
+                                                       "horon_bundle/templates/plugin/dist/"))]
+    if lacking or stray:
+        session.error("\n".join(["package contents are wrong:", *lacking, *stray]))
+    session.log(f"{wheels[0].name} and {root}.tar.gz carry {len(wanted)} template/doc files")
+    with tempfile.TemporaryDirectory(prefix="horon-dist-") as scratch:
+        place = Path(scratch)
+        venv = place / "venv"
+        session.run("python", "-m", "venv", str(venv))
+        bindir = venv / ("Scripts" if sys.platform == "win32" else "bin")
+        session.run(str(bindir / "python"), "-m", "pip", "install", "--quiet",
+                    "--disable-pip-version-check", str(wheels[0]), external=True)
+        tool = str(bindir / "horon-bundle")
+        work = place / "work"
+        work.mkdir()
+        plugin = work / "acme-notes"
+        bundle = f"dist/acme-notes-0.1.0-{_host_target(session)}"
+        with session.chdir(work):
+            session.run(tool, "new", "acme-notes", external=True)
+        with session.chdir(plugin):
+            session.run(tool, "build", external=True)
+            session.run(tool, "verify", f"{bundle}.zip", external=True)
+            session.run(tool, "inspect", f"{bundle}.zip", external=True)
+            session.run(tool, "docs", "getting-started", external=True, silent=True)
+
+
+def _host_target(session: nox.Session) -> str:
+    verbose = session.run("rustc", "-vV", external=True, silent=True)
+    assert isinstance(verbose, str)
+    return next(line.split(": ", 1)[1] for line in verbose.splitlines()
+                if line.startswith("host: "))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,8 +8,8 @@
  * pointers, and every later call goes through that table. Requests and
  * results cross as JSON (wire schema "horon.wire.v1").
  *
- * The full contract, with examples, is docs/abi-v1.md. The Rust mirror of
- * this header is templates/plugin/src/abi.rs; the two must not drift.
+ * The full contract, with examples, is `horon-bundle docs abi-v1`. The Rust
+ * mirror of this header is the template's src/abi.rs; the two must not drift.
  *
  * ABI v1 is defined for 64-bit targets (LP64 and LLP64) only.
  *

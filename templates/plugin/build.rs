@@ -3,13 +3,15 @@
 //! The advertised feature list is the set of features *this* compilation of
 //! the package enabled (`CARGO_CFG_FEATURE`), so the handshake table and the
 //! static metadata section cannot drift from what was compiled. The plugin id
-//! comes from the package's own `src/meta.rs`, the ABI constants from the
-//! shared `src/abi.rs` next to this file.
+//! is written in exactly one place, the `id` of this package's `[[plugin]]` in
+//! `horon-release.toml` (found from the package directory up, as cargo finds
+//! its workspace): renaming a plugin is one edit. The ABI constants come from
+//! the shared `src/abi.rs` next to this file.
 //!
 //! Fixture and product crates may point `build = "…/templates/plugin/build.rs"`
-//! at this file: `CARGO_MANIFEST_DIR` then names *their* package, so they get
-//! their own id and features, while `#[path]` below still finds the shared
-//! ABI definition beside this file.
+//! at this file: `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME` then name *their*
+//! package, so they get their own id and features, while `#[path]` below still
+//! finds the shared ABI definition beside this file.
 //!
 //! Output: `$OUT_DIR/horon_plugin_meta.rs`, constants only. No function or
 //! expression in it can panic, so no panic location can carry the (absolute,
@@ -18,12 +20,7 @@
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
-
-#[allow(dead_code)]
-mod meta {
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/meta.rs"));
-}
+use std::path::{Path, PathBuf};
 
 #[path = "src/abi.rs"]
 mod abi;
@@ -80,10 +77,105 @@ fn byte_literal(s: &str) -> String {
     out
 }
 
+/// The value of a one-line TOML string (`"…"` with the common escapes, or
+/// `'…'`) at the start of `text`, or None.
+fn toml_string(text: &str) -> Option<String> {
+    let text = text.trim_start();
+    if let Some(rest) = text.strip_prefix('\'') {
+        return rest.find('\'').map(|end| rest[..end].to_string());
+    }
+    let mut chars = text.strip_prefix('"')?.chars();
+    let mut out = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                '"' => out.push('"'),
+                '\\' => out.push('\\'),
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                _ => return None, // no plugin id or package name needs another escape
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The `id` of the `[[plugin]]` whose `package` is `package`, read from the
+/// declaration's `[[plugin]]` tables (`key = "value"` lines, as
+/// `horon-release.toml` is written). Panics with the reason otherwise.
+fn declared_id(declaration: &Path, package: &str) -> String {
+    let text = fs::read_to_string(declaration)
+        .unwrap_or_else(|e| panic!("{}: {e}", declaration.display()));
+    let mut plugins: Vec<(Option<String>, Option<String>)> = Vec::new();
+    let mut in_plugin = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with('[') {
+            let header: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            in_plugin = header.starts_with("[[plugin]]");
+            if in_plugin {
+                plugins.push((None, None));
+            }
+            continue;
+        }
+        let (Some(entry), Some((key, value))) = (plugins.last_mut(), line.split_once('=')) else {
+            continue;
+        };
+        if !in_plugin {
+            continue;
+        }
+        match key.trim().trim_matches('"') {
+            "id" => entry.0 = toml_string(value),
+            "package" => entry.1 = toml_string(value),
+            _ => {}
+        }
+    }
+    let ids: Vec<String> = plugins
+        .into_iter()
+        .filter(|(_, p)| p.as_deref() == Some(package))
+        .filter_map(|(id, _)| id)
+        .collect();
+    match ids.as_slice() {
+        [id] => id.clone(),
+        [] => panic!(
+            "{}: no [[plugin]] with package = \"{package}\" and an id = \"…\" line: the plugin \
+             id is read from there (write both as one-line strings)",
+            declaration.display()
+        ),
+        _ => panic!(
+            "{}: several [[plugin]] tables name package \"{package}\"",
+            declaration.display()
+        ),
+    }
+}
+
+/// horon-release.toml in the package directory or the nearest one above it.
+fn find_declaration(start: &Path) -> PathBuf {
+    start
+        .ancestors()
+        .map(|dir| dir.join("horon-release.toml"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no horon-release.toml in {} or above: the plugin id is read from it",
+                start.display()
+            )
+        })
+}
+
 fn main() {
-    let id = meta::PLUGIN_ID;
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let package = env::var("CARGO_PKG_NAME").expect("cargo sets CARGO_PKG_NAME");
+    let declaration = find_declaration(&manifest_dir);
+    let id = declared_id(&declaration, &package);
+    let id = id.as_str();
     if !valid_plugin_id(id) {
-        panic!("src/meta.rs: PLUGIN_ID {id:?} does not match ^[a-z][a-z0-9-]{{1,62}}$");
+        panic!(
+            "{}: plugin id {id:?} does not match ^[a-z][a-z0-9-]{{1,62}}$",
+            declaration.display()
+        );
     }
 
     // Cargo sets CARGO_CFG_FEATURE to the enabled features of this package,
@@ -119,9 +211,12 @@ fn main() {
 
     let mut code = String::new();
     code.push_str(
-        "// @generated by the Horon template build.rs from src/meta.rs and CARGO_CFG_FEATURE.\n\
-         // Constants only: nothing here can panic, so OUT_DIR never reaches the library.\n\n",
+        "// @generated by the Horon template build.rs from horon-release.toml and\n\
+         // CARGO_CFG_FEATURE. Constants only: nothing here can panic, so OUT_DIR\n\
+         // never reaches the library.\n\n",
     );
+    let _ = writeln!(code, "/// The plugin id (the `id` in horon-release.toml).");
+    let _ = writeln!(code, "pub const PLUGIN_ID: &str = \"{}\";", byte_literal(id));
     let _ = writeln!(code, "/// The plugin id, NUL-terminated.");
     let _ = writeln!(
         code,
@@ -173,8 +268,8 @@ fn main() {
         fs::write(&path, code).expect("write horon_plugin_meta.rs");
     }
 
-    // meta.rs and abi.rs are compiled into this script, so editing them
-    // rebuilds and reruns it; features select a separate run. Nothing else
-    // in the package can change the output.
-    println!("cargo:rerun-if-changed=src/meta.rs");
+    // abi.rs is compiled into this script, so editing it rebuilds and reruns
+    // it; features select a separate run; the declaration names the id.
+    // Nothing else in the package can change the output.
+    println!("cargo:rerun-if-changed={}", declaration.display());
 }

@@ -1,6 +1,7 @@
 //! Horon plugin ABI v1: the C layout shared by the host and a plugin.
 //!
-//! Mirrors `templates/include/horon_plugin_abi_v1.h` and `docs/abi-v1.md`.
+//! Mirrors the C header `horon_plugin_abi_v1.h` and the contract
+//! (`horon-bundle docs abi-v1`).
 //! The file uses nothing but `core`, so that `build.rs` and the test fixture
 //! crates can include it as it is (`#[path = "…/abi.rs"] mod abi;`). Not every
 //! crate that includes it uses every item, hence the `allow` below.

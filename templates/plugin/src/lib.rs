@@ -1,14 +1,14 @@
 //! The Horon example plugin: a `cdylib` exporting exactly one symbol,
-//! `horon_agent_plugin_get_api_v1`, the ABI v1 handshake (see `docs/abi-v1.md`
-//! and `templates/include/horon_plugin_abi_v1.h`).
+//! `horon_agent_plugin_get_api_v1`, the ABI v1 handshake (the C header is
+//! `horon_plugin_abi_v1.h`; `horon-bundle docs abi-v1` has the whole contract).
 //!
 //! Module layout, chosen so that other crates (the test fixtures, a product
 //! plugin started from this template) can reuse the pieces with
 //! `#[path = "…"] mod …;`:
 //! - `abi`: the C layout, status codes and constants (shared, unchanged);
-//! - `meta`: this plugin's id (every crate has its own);
-//! - `generated`: what `build.rs` derived from `meta` and the compiled
-//!   features: the advertised feature list and the section JSON;
+//! - `generated`: what `build.rs` derived from horon-release.toml (the plugin
+//!   id, written there and nowhere else) and the compiled features: the
+//!   advertised feature list and the section JSON;
 //! - `plugin`: handshake checks and the nine entries;
 //! - `section`: the static metadata section.
 
@@ -16,7 +16,6 @@ pub mod abi;
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/horon_plugin_meta.rs"));
 }
-mod meta;
 mod plugin;
 mod section;
 

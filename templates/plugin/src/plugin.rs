@@ -2,10 +2,10 @@
 //!
 //! Written to be reused: a test fixture crate includes this file with
 //! `#[path = "…/templates/plugin/src/plugin.rs"] mod plugin;` next to its own
-//! `meta`, `generated` and `abi` modules, and alters one piece (a table entry,
-//! a frame, the order of the checks) around it. It needs from the including
-//! crate: `crate::abi` (the shared `abi.rs`), `crate::meta::PLUGIN_ID` and
-//! `crate::generated::{FEATURES, FEATURES_C, PLUGIN_ID_C}` (from `build.rs`).
+//! `generated` and `abi` modules, and alters one piece (a table entry, a
+//! frame, the order of the checks) around it. It needs from the including
+//! crate: `crate::abi` (the shared `abi.rs`) and `crate::generated::{FEATURES,
+//! FEATURES_C, PLUGIN_ID, PLUGIN_ID_C}` (from `build.rs`).
 //!
 //! Nothing here may unwind across the C ABI: the entries avoid every
 //! panicking operation (no `unwrap`, no unchecked indexing, no overflow), and
@@ -22,7 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::abi::{self, HoronBuf, HoronHostRequestV1, HoronPluginApiV1};
 use crate::generated;
-use crate::meta::PLUGIN_ID;
+use crate::generated::PLUGIN_ID;
 
 #[path = "json.rs"]
 pub mod json;

@@ -11,12 +11,11 @@ from pathlib import Path
 
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
-from horon_bundle.build.pipeline import default_target_dir, inside, select_targets
+from horon_bundle.build.pipeline import select_targets
+from horon_bundle.build.places import resolve_places
 from horon_bundle.build.request import Compiled, CompileRequest
-from horon_bundle.build.source_facts import source_date_epoch, source_facts
+from horon_bundle.build.source_facts import dirty_warnings, source_date_epoch, source_facts
 from horon_bundle.cargo.toolchain import probe_toolchain, require_targets
-from horon_bundle.core import codes
-from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import remove_tree, rename_no_replace, staging_directory, write_new
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.core.strictjson import canonical_bytes
@@ -28,19 +27,19 @@ from horon_bundle.model.record import RECORD_NAME, record_json
 def compile_records(request: CompileRequest, reporter: Reporter | None = None) -> list[Compiled]:
     reporter = reporter or SilentReporter()
     environ = dict(os.environ)
-    workspace = request.workspace.resolve()
+    places = resolve_places(workspace=request.workspace, out=request.out,
+                            target_dir=request.target_dir)
+    workspace, out, target_dir = places.workspace, places.out, places.target_dir
     declaration = load_declaration(workspace)
     plugin = declaration.plugin(request.plugin_id)
-    out = request.out.resolve()
-    target_dir = (request.target_dir or default_target_dir(out)).resolve()
-    for path in (out, target_dir):
-        if inside(path, workspace):
-            raise Refused.one(codes.OUTPUT_INSIDE_SOURCE,
-                              f"{path} lies inside the plugin workspace {workspace}")
+    if places.found_above:
+        reporter.note(f"using the plugin workspace {workspace}")
     toolchain = probe_toolchain(workspace, env=environ)
     targets = select_targets(plugin, request.targets, False, toolchain.host)
     require_targets(workspace, targets, env=environ)
     facts = source_facts(workspace)
+    for warning in dirty_warnings(facts):
+        reporter.note(warning)
     epoch, _ = source_date_epoch(facts, environ)
     results = []
     with scratch_directory(out) as scratch_name:

@@ -46,14 +46,17 @@ def _normaliser(workspace: Path, target_dir: Path, environ: Mapping[str, str]) -
     return PathNormaliser(places)
 
 
-def compile_library(request: LibraryRequest, *, target_dir: Path,
+def compile_library(request: LibraryRequest, *, target_dir: Path | None,
                     source: SourceFacts) -> CompiledLibrary:
     """Run the declared cargo command, resolve and judge the graph, read what it advertises."""
     declaration, plugin, target = request.declaration, request.plugin, request.target
     workspace = declaration.workspace
     claim = request.claim
     env = request.environ
-    resolve_package(workspace_members(workspace, env=env).member(plugin.package), plugin)
+    members = workspace_members(workspace, env=env)
+    resolve_package(members.member(plugin.package), plugin)
+    if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
+        target_dir = members.target_directory
     metadata = load_metadata(workspace, target=target, package=plugin.package, claim=claim,
                              env=env)
     package = resolve_package(metadata.member(plugin.package), plugin)
@@ -64,7 +67,9 @@ def compile_library(request: LibraryRequest, *, target_dir: Path,
     lock_path = metadata.workspace_root / "Cargo.lock"
     graph = build_graph(metadata=metadata, plugin=package, units=run.units,
                         checksums=lock_checksums(lock_path))
-    request.reporter.step(f"judging the resolved graph ({len(graph.packages)} packages)")
+    count = len(graph.packages)
+    request.reporter.step(f"judging the resolved graph ({count} "
+                          f"{'package' if count == 1 else 'packages'})")
     providers = judge_graph(graph, claim=claim, channel=request.channel,
                             patterns=declaration.qa_patterns)
     copied = request.scratch / run.library.name

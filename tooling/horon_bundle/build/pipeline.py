@@ -6,6 +6,7 @@ target. Every gate runs before anything is written under the output directory.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import platform
@@ -17,9 +18,15 @@ from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.bundle import package_bundle
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.places import resolve_places
 from horon_bundle.build.prebuilt import library_from_record
 from horon_bundle.build.request import CHANNELS, BuildRequest, BuildResult
-from horon_bundle.build.source_facts import SourceFacts, source_date_epoch, source_facts
+from horon_bundle.build.source_facts import (
+    SourceFacts,
+    dirty_warnings,
+    source_date_epoch,
+    source_facts,
+)
 from horon_bundle.cargo.toolchain import Toolchain, probe_toolchain, require_targets
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
@@ -44,7 +51,7 @@ class BuildContext:
     declaration: Declaration
     plugin: PluginDeclaration
     out: Path
-    target_dir: Path
+    target_dir: Path | None  # None: cargo's own
     scratch: Path
     toolchain: Toolchain
     facts: SourceFacts
@@ -73,33 +80,19 @@ def select_targets(plugin: PluginDeclaration, targets: tuple[str, ...], all_targ
     return [host]
 
 
-def inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def default_target_dir(out: Path) -> Path:
-    return out / ".cargo-target"
-
-
 def build(request: BuildRequest, reporter: Reporter | None = None) -> list[BuildResult]:
     reporter = reporter or SilentReporter()
     environ = dict(os.environ if request.environ is None else request.environ)
     if request.channel not in CHANNELS:
         raise Refused.one(codes.DECLARATION_VALUE,
                           f"--channel {request.channel!r}: expected release or qa")
-    workspace = request.workspace.resolve()
+    places = resolve_places(workspace=request.workspace, out=request.out,
+                            target_dir=request.target_dir)
+    workspace, out, target_dir = places.workspace, places.out, places.target_dir
     declaration = load_declaration(workspace)
     plugin = declaration.plugin(request.plugin_id)
-    out = request.out.resolve()
-    target_dir = (request.target_dir or default_target_dir(out)).resolve()
-    for what, path in (("--out", out), ("the cargo target directory", target_dir)):
-        if inside(path, workspace):
-            raise Refused.one(codes.OUTPUT_INSIDE_SOURCE,
-                              f"{what} {path} lies inside the plugin workspace {workspace}")
+    if places.found_above:
+        reporter.note(f"using the plugin workspace {workspace}")
     if request.prebuilt is not None and request.record is None:
         raise Refused.one(codes.EVIDENCE_MISSING,
                           f"--prebuilt {request.prebuilt.name} has no artifact record: nothing "
@@ -118,6 +111,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
     if request.prebuilt is None:
         require_targets(workspace, targets, env=environ)
     facts = source_facts(workspace)
+    warnings = dirty_warnings(facts)
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
                            else source_date_epoch(facts, environ))
     results = []
@@ -128,7 +122,8 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
             facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
             environ=environ, signed_record=signed_record)
         for target in targets:
-            results.append(_build_target(context, target))
+            result = _build_target(context, target)
+            results.append(dataclasses.replace(result, warnings=(*warnings, *result.warnings)))
     return results
 
 

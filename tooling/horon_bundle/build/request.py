@@ -14,8 +14,8 @@ CHANNELS = ("release", "qa")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuildRequest:
-    workspace: Path
-    out: Path
+    workspace: Path | None  # None: the workspace holding the current directory
+    out: Path | None  # None: <workspace>/dist
     plugin_id: str | None = None
     targets: tuple[str, ...] = ()
     all_targets: bool = False
@@ -38,12 +38,13 @@ class BuildResult:
     manifest: Manifest
     qa_providers: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # e.g. a dirty source tree: recorded, and said
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompileRequest:
-    workspace: Path
-    out: Path
+    workspace: Path | None
+    out: Path | None
     plugin_id: str | None = None
     targets: tuple[str, ...] = ()
     channel: str = "release"

@@ -18,9 +18,14 @@ class SourceFacts:
     revision: str | None
     dirty: bool | None
     commit_time: int | None
+    changes: tuple[str, ...] = ()  # what `git status` reported (the first few paths)
 
     def to_json(self) -> dict[str, object]:
         return {"revision": self.revision, "dirty": self.dirty}
+
+
+_SHOWN_CHANGES = 5
+_OUTPUT_DIRS = frozenset({"dist", "target"})  # build's own outputs (build/places.py)
 
 
 def _git(workspace: Path, *args: str) -> Completed:
@@ -42,8 +47,28 @@ def source_facts(workspace: Path) -> SourceFacts:
     when = _git(workspace, "log", "-1", "--format=%ct", "HEAD")
     if status.returncode != 0 or when.returncode != 0:
         raise Refused.one(codes.SOURCE_GIT, f"{workspace}: {status.stderr.strip()[:200]}")
-    return SourceFacts(revision=head.stdout.strip(), dirty=bool(status.stdout.strip()),
-                       commit_time=int(when.stdout.strip()))
+    changed = [line[3:] for line in status.stdout.splitlines() if line.strip()]
+    return SourceFacts(revision=head.stdout.strip(), dirty=bool(changed),
+                       commit_time=int(when.stdout.strip()),
+                       changes=tuple(changed[:_SHOWN_CHANGES]) + (
+                           (f"… {len(changed) - _SHOWN_CHANGES} more",)
+                           if len(changed) > _SHOWN_CHANGES else ()))
+
+
+def dirty_warnings(facts: SourceFacts) -> list[str]:
+    """What a build says about its source tree: a dirty tree is recorded in the provenance
+    (`source.dirty`), said here, and can be refused by an audit policy (`clean-source`)."""
+    if facts.dirty and facts.revision is None:
+        return ["the workspace's git repository has no commit yet: the provenance records no "
+                "source revision (dirty); commit it before a release"]
+    if facts.dirty and facts.revision is not None:
+        ours = sorted({f"/{name}/" for path in facts.changes
+                       if (name := path.rstrip("/").rsplit("/", 1)[-1]) in _OUTPUT_DIRS})
+        advice = f"; list {', '.join(ours)} in .gitignore (build outputs)" if ours else ""
+        return [f"the source tree differs from commit {facts.revision[:12]} "
+                f"({', '.join(facts.changes)}): the provenance records it as dirty; commit "
+                f"before a release{advice}"]
+    return []
 
 
 def source_date_epoch(facts: SourceFacts,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from horon_bundle.cargo.diagnostics import cargo_failure
 from horon_bundle.cargo.metadata import feature_flags
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Refused
@@ -114,12 +115,7 @@ def run_cargo_build(*, workspace: Path, package: str, claim: Sequence[str], prof
         log.seek(0)
         log_text = log.read()
     if status != 0:
-        tail = [line for line in log_text.splitlines() if line.strip()][-6:]
-        detail = " | ".join([*errors[:3], *tail])[-1500:]
-        raise Refused.one(codes.CARGO_FAILED,
-                          f"`{' '.join(argv[:8])} …` exited {status}: {detail}",
-                          "Fix the crate; `cargo build` in the workspace shows the full "
-                          "diagnostics.")
+        raise cargo_failure(argv, status, log_text, cwd=workspace, diagnostics=errors)
     plugin_units = [u for u in units if u.kind == KIND_TARGET and "cdylib" in u.crate_types]
     if len(plugin_units) != 1:
         raise Refused.one(codes.CARGO_OUTPUT,
@@ -144,8 +140,8 @@ def _unit(line: str, target_root: Path, errors: list[str]) -> CompiledUnit | Non
         return None
     if message.get("reason") == "compiler-message":
         diagnostic = message.get("message") or {}
-        if diagnostic.get("level") == "error":
-            errors.append(str(diagnostic.get("message", "")).strip()[:300])
+        if diagnostic.get("level") == "error":  # rustc's own rendering, with its context
+            errors.append(str(diagnostic.get("rendered") or diagnostic.get("message", "")))
         return None
     if message.get("reason") != "compiler-artifact":
         return None

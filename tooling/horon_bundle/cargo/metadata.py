@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from horon_bundle.cargo.diagnostics import explainer
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.process import run_text
@@ -69,6 +70,7 @@ class Metadata:
     packages: dict[str, Package]
     edges: dict[str, tuple[ResolvedEdge, ...]]
     workspace_members: tuple[str, ...]
+    target_directory: Path  # where cargo builds unless told otherwise
 
     def member(self, name: str) -> Package | None:
         for package_id in self.workspace_members:
@@ -85,20 +87,17 @@ def feature_flags(package: str, claim: Sequence[str]) -> list[str]:
     return flags
 
 
-METADATA_HINT = "Fix what cargo names in the workspace's Cargo.toml or Cargo.lock."
-
-
 def load_metadata(workspace: Path, *, target: str, package: str, claim: Sequence[str],
                   env: Mapping[str, str] | None = None) -> Metadata:
     argv = ["cargo", "metadata", "--format-version", "1", "--locked",
             "--filter-platform", target, *feature_flags(package, claim)]
-    return _read(run_text(argv, cwd=workspace, env=env, hint=METADATA_HINT))
+    return _read(run_text(argv, cwd=workspace, env=env, explain=explainer(workspace)))
 
 
 def workspace_members(workspace: Path, *, env: Mapping[str, str] | None = None) -> Metadata:
     """The workspace's own packages only (`--no-deps`): cheap, and needs no feature flags."""
     argv = ["cargo", "metadata", "--format-version", "1", "--locked", "--no-deps"]
-    return _read(run_text(argv, cwd=workspace, env=env, hint=METADATA_HINT))
+    return _read(run_text(argv, cwd=workspace, env=env, explain=explainer(workspace)))
 
 
 def _read(output: str) -> Metadata:
@@ -137,4 +136,5 @@ def _decode(document: dict[str, Any]) -> Metadata:
                          kinds=tuple(sorted({k["kind"] or "normal" for k in dep["dep_kinds"]})))
             for dep in node["deps"])
     return Metadata(workspace_root=Path(document["workspace_root"]), packages=packages,
-                    edges=edges, workspace_members=tuple(document["workspace_members"]))
+                    edges=edges, workspace_members=tuple(document["workspace_members"]),
+                    target_directory=Path(document["target_directory"]))

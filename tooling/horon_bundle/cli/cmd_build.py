@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from horon_bundle.build.kind import HARNESS, KINDS, workspace_kind
+from horon_bundle.build.kind import HARNESS, KINDS, find_workspace_root, workspace_kind
 from horon_bundle.build.pipeline import build
 from horon_bundle.build.request import BuildRequest
-from horon_bundle.cli import render
+from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
+from horon_bundle.cli.words import plural, shown_path
 from horon_bundle.core.errors import EXIT_OK
+
+BUILD_RESULT_FORMAT = "horon.build-result.v1"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,9 +22,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Build the declared library with cargo (or bind a prebuilt one through its artifact "
         "record), gate it, assemble and verify the bundle, write its archive."
     )
-    parser.add_argument("workspace", nargs="?", type=Path, default=Path(),
-                        help="plugin workspace holding horon-release.toml, or a harness "
-                             "plugin or marketplace (.claude-plugin/, .muse-plugin/) (default: .)")
+    parser.add_argument("workspace", nargs="?", type=Path, default=None,
+                        help="plugin workspace holding horon-release.toml, or a harness plugin "
+                             "or marketplace (.claude-plugin/, .muse-plugin/) (default: the one "
+                             "holding the current directory, found like cargo finds "
+                             "Cargo.toml)")
     parser.add_argument("--kind", choices=KINDS,
                         help="which bundle to build when the workspace holds both kinds")
     parser.add_argument("--host", metavar="PROFILE[@VERSION]|FILE",
@@ -33,11 +38,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument("--target", action="append", default=[],
                          help="declared target triple (repeatable; default: the host's)")
     targets.add_argument("--all-targets", action="store_true", help="every declared target")
-    parser.add_argument("--channel", choices=("release", "qa"), default="release")
-    parser.add_argument("--out", type=Path, default=Path("dist"),
-                        help="output directory, outside the workspace (default: ./dist)")
+    parser.add_argument("--channel", choices=("release", "qa"), default="release",
+                        help="release (the declared features) or qa (plus qa-features)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output directory, anywhere (default: WORKSPACE/dist)")
     parser.add_argument("--target-dir", type=Path,
-                        help="cargo target directory (default: OUT/.cargo-target)")
+                        help="cargo target directory (default: cargo's own, WORKSPACE/target "
+                             "unless CARGO_TARGET_DIR or .cargo/config.toml say otherwise)")
     parser.add_argument("--prebuilt", type=Path, help="a library built elsewhere")
     parser.add_argument("--record", type=Path,
                         help="the artifact record `horon-bundle compile` wrote for --prebuilt")
@@ -53,10 +60,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if workspace_kind(args.workspace, args.kind) == HARNESS:
+    workspace = args.workspace if args.workspace is not None else find_workspace_root(Path.cwd())
+    if workspace is not None and workspace_kind(workspace, args.kind) == HARNESS:
         from horon_bundle.cli import harness_build  # noqa: PLC0415 - only for harness builds
 
-        return harness_build.run(args, args.workspace)
+        return harness_build.run(args, workspace)
     reporter = render.ConsoleReporter()
     try:
         results = build(BuildRequest(
@@ -67,20 +75,30 @@ def run(args: argparse.Namespace) -> int:
             record_signer=record_signer_from_args(args)), reporter)
     finally:
         reporter.close()
+    shown: set[str] = set()
     for result in results:
+        for warning in result.warnings:
+            if warning not in shown:  # the same source tree for every target: say it once
+                shown.add(warning)
+                render.warning(warning)
         for note in result.notes:
             reporter.note(note)
         if result.qa_providers:
-            reporter.note(f"qa bundle with {len(result.qa_providers)} QA provider(s): "
+            reporter.note(f"qa bundle with {plural(len(result.qa_providers), 'QA provider')}: "
                           + "; ".join(result.qa_providers))
-        render.stderr.print(f"[bold green]bundle[/]  {result.bundle}  (verified)")
-        render.stderr.print(f"[bold green]archive[/] {result.archive}")
-        render.stderr.print(f"        sha256 {result.archive_sha256}")
+        render.say("[bold green]bundle[/]  {}  (verified)", shown_path(result.bundle))
+        render.say("[bold green]archive[/] {}", shown_path(result.archive))
+        render.say("        sha256 {}", result.archive_sha256)
+    github.summary("horon-bundle build", github.table(
+        ["bundle", "channel", "features", "archive sha256"],
+        [[f"{r.manifest.id} {r.manifest.version} {r.manifest.target}", r.manifest.channel,
+          ", ".join(r.manifest.features) or "(none)", r.archive_sha256] for r in results]))
     if args.json:
-        render.print_json({"ok": True, "bundles": [
+        render.print_json({"format": BUILD_RESULT_FORMAT, "ok": True, "bundles": [
             {"bundle": str(r.bundle), "archive": str(r.archive), "sha256": r.archive_sha256,
              "id": r.manifest.id, "version": r.manifest.version, "target": r.manifest.target,
              "channel": r.manifest.channel, "features": list(r.manifest.features),
-             "qa_providers": list(r.qa_providers), "notes": list(r.notes)}
+             "qa_providers": list(r.qa_providers), "notes": list(r.notes),
+             "warnings": list(r.warnings)}
             for r in results]})
     return EXIT_OK

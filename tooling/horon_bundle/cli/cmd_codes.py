@@ -25,6 +25,8 @@ _AREAS = {
     "source": "Source revision",
     "output": "Output directory",
     "input": "Command-line inputs",
+    "usage": "The command line",
+    "new": "Starting a plugin workspace (`horon-bundle new`)",
     "sidecar": "Sidecars",
     "build": "Build self-checks",
     "environment": "Environment variables",
@@ -86,5 +88,5 @@ def run(args: argparse.Namespace) -> int:
             for c in registered_codes()]})
     else:
         for code in registered_codes():
-            render.stderr.print(f"[bold]{code.name}[/] ({code.exit_status}) {code.summary}")
+            render.say("[bold]{}[/] ({}) {}", code.name, code.exit_status, code.summary)
     return EXIT_OK

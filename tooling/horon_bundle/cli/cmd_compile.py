@@ -9,6 +9,7 @@ from horon_bundle.build.compile import compile_records
 from horon_bundle.build.request import CompileRequest
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK
 
 
@@ -17,14 +18,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Build the declared library on this (native) runner and write an artifact record "
         "binding it, for `build --prebuilt LIB --record REC` elsewhere."
     )
-    parser.add_argument("workspace", nargs="?", type=Path, default=Path())
-    parser.add_argument("--plugin", dest="plugin_id")
-    parser.add_argument("--target", action="append", default=[])
-    parser.add_argument("--channel", choices=("release", "qa"), default="release")
-    parser.add_argument("--out", type=Path, default=Path("dist"))
-    parser.add_argument("--target-dir", type=Path)
-    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("workspace", nargs="?", type=Path, default=None,
+                        help="plugin workspace holding horon-release.toml (default: the one "
+                             "holding the current directory)")
+    parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to compile")
+    parser.add_argument("--target", action="append", default=[],
+                        help="declared target triple (repeatable; default: the host's)")
+    parser.add_argument("--channel", choices=("release", "qa"), default="release",
+                        help="release (the declared features) or qa (plus qa-features)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output directory, anywhere (default: WORKSPACE/dist)")
+    parser.add_argument("--target-dir", type=Path,
+                        help="cargo target directory (default: cargo's own)")
+    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0,
+                        help="seconds the child-process handshake may take")
+    parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
     parser.set_defaults(run=run)
 
 
@@ -38,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         reporter.close()
     for output in outputs:
-        render.stderr.print(f"[bold green]library[/] {output.library}")
-        render.stderr.print(f"[bold green]record[/]  {output.record}")
+        render.say("[bold green]library[/] {}", shown_path(output.library))
+        render.say("[bold green]record[/]  {}", shown_path(output.record))
     if args.json:
-        render.print_json({"ok": True, "compiled": [
+        render.print_json({"format": "horon.compile-result.v1", "ok": True, "compiled": [
             {"library": str(o.library), "record": str(o.record), "sha256": o.sha256,
              "target": o.target} for o in outputs]})
     return EXIT_OK

@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.cli import render
+from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import positive_seconds
-from horon_bundle.cli.render import escape
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
 from horon_bundle.load.runner import DEFAULT_TIMEOUT
@@ -35,11 +34,11 @@ def _value(value: Any) -> str:
 
 
 def show(report: DoctorReport) -> None:
-    render.stderr.print(f"[bold]{escape(report.path)}[/]")
+    render.say("[bold]{}[/]", report.path)
     if report.bundle:
         bundle = report.bundle
-        render.stderr.print(f"  {escape(bundle['id'])} {escape(bundle['version'])} "
-                            f"{escape(bundle['target'])} on host {escape(report.host or '?')}")
+        render.say("  {} {} {} on host {}", bundle["id"], bundle["version"], bundle["target"],
+                   report.host or "?")
     for check in report.checks:
         mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]"}.get(check.status, "[red]FAIL[/]")
         if check.status == PASS:
@@ -48,16 +47,22 @@ def show(report: DoctorReport) -> None:
             detail = check.note
         else:
             detail = f"expected {_value(check.expected)}, got {_value(check.got)}"
-        extra = f" [dim]({escape(check.note)})[/]" if check.note and check.status == PASS else ""
-        render.stderr.print(f"  {mark} {check.name:<24} {escape(detail)}{extra}")
+        if check.note and check.status == PASS:
+            render.say("  " + mark + " {} {} [dim]({})[/]", f"{check.name:<24}", detail,
+                       check.note)
+        else:
+            render.say("  " + mark + " {} {}", f"{check.name:<24}", detail)
     for note in report.notes:
-        render.stderr.print(f"  [yellow]note:[/] {escape(note)}")
-    render.findings(report.findings)
-    verdict = "[bold green]conformant[/]" if report.ok else "[bold red]refused[/]"
-    render.stderr.print(f"  {verdict}")
+        render.say("  [yellow]note:[/] {}", note)
+    render.findings(report.findings, subject=report.path)
+    render.say("  [bold green]conformant[/]" if report.ok else "  [bold red]refused[/]")
+    github.summary("horon-bundle doctor", github.table(
+        ["bundle", "check", "result"],
+        [[report.path, c.name, c.status] for c in report.checks]))
 
 
 def run(args: argparse.Namespace) -> int:
+    args.subject = str(args.path)
     reporter = render.ConsoleReporter(quiet=True)
     try:
         report = doctor_path(args.path, timeout=args.timeout, reporter=reporter)

@@ -6,10 +6,11 @@ import argparse
 import os
 from pathlib import Path
 
-from horon_bundle.cli import render
-from horon_bundle.cli.render import escape
+from horon_bundle.cli import github, render
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
-from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.cli.words import shown_path
+from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.model.declaration import find_workspace
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
 from horon_bundle.publish.receipt import WOULD_PUBLISH, skipped_receipt
@@ -24,8 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "HORON_PUBLISH_ENABLED is exactly 'true' and the destination is set; otherwise print "
         "one line saying why it was skipped and exit 0."
     )
-    parser.add_argument("dist_dir", nargs="?", type=Path, default=Path("dist"),
-                        metavar="DIST_DIR", help="directory `build --out` wrote (default: dist)")
+    parser.add_argument("dist_dir", nargs="?", type=Path, default=None, metavar="DIST_DIR",
+                        help="directory `build --out` wrote (default: the dist/ of the "
+                             "plugin workspace holding the current directory, else ./dist)")
     parser.add_argument("--dry-run", action="store_true",
                         help="run the full preflight and print the plan; upload nothing")
     parser.add_argument("--json", action="store_true", help="print the receipt on stdout")
@@ -47,9 +49,23 @@ def _verifier_factory(args: argparse.Namespace) -> VerifierFactory | None:
     return lambda: SignatureVerifier(trust=load_trust(trust), identity=identity)
 
 
+OUT_NAME = "dist"  # build's default output folder (build/places.py), not imported: publish
+# never loads the builder
+
+
+def default_dist() -> Path:
+    """Where `build` wrote with no --out: `<workspace>/dist` (else ./dist)."""
+    try:
+        return find_workspace(Path.cwd()) / OUT_NAME
+    except Refused:
+        return Path(OUT_NAME)
+
+
 def run(args: argparse.Namespace) -> int:
     reporter = render.ConsoleReporter()
-    request = PublishRequest(dist_dir=args.dist_dir, dry_run=args.dry_run,
+    dist_dir = args.dist_dir if args.dist_dir is not None else default_dist()
+    args.subject = str(dist_dir)
+    request = PublishRequest(dist_dir=dist_dir, dry_run=args.dry_run,
                              signature_verifier=_verifier_factory(args),
                              workspaces=tuple(args.workspace))
     try:
@@ -58,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     if not outcome.gate.open:
         line = outcome.gate.skip_line()
-        render.stderr.print(escape(line))
+        render.say("{}", line)
+        github.summary("horon-bundle publish", [github.cell(line)])
         if args.json:
             render.print_json(skipped_receipt(line))
         return EXIT_OK
@@ -68,13 +85,18 @@ def run(args: argparse.Namespace) -> int:
     for bundle in outcome.receipt["bundles"]:
         status = bundle["status"]
         label = {WOULD_PUBLISH: "would publish"}.get(status, status.replace("-", " "))
-        render.stderr.print(f"[bold green]{label}[/] {bundle['id']} {bundle['version']} "
-                            f"{bundle['target']}  sha256 {bundle['archive']['sha256']}")
-        render.stderr.print(f"        -> {escape(bundle['location'])}")
+        render.say("[bold green]{}[/] {} {} {}  sha256 {}", label, bundle["id"],
+                   bundle["version"], bundle["target"], bundle["archive"]["sha256"])
+        render.say("        -> {}", bundle["location"])
     if outcome.receipt_path is not None:
-        render.stderr.print(f"receipt {escape(str(outcome.receipt_path))}")
+        render.say("receipt {}", shown_path(outcome.receipt_path))
     if args.dry_run:
-        render.stderr.print("dry run: nothing was uploaded")
+        render.say("dry run: nothing was uploaded")
+    github.summary("horon-bundle publish", [
+        f"destination `{github.cell(outcome.receipt.get('destination', ''))}`", "",
+        *github.table(["bundle", "status", "archive sha256", "location"], [
+            [f"{b['id']} {b['version']} {b['target']}", b["status"], b["archive"]["sha256"],
+             b["location"]] for b in outcome.receipt["bundles"]])])
     if args.json:
         render.print_json(outcome.receipt)
     return EXIT_OK

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from horon_bundle.cli import render
-from horon_bundle.cli.render import escape
 from horon_bundle.core.errors import exit_status_for
 from horon_bundle.reproduce.rebuild import reproduce
 from horon_bundle.reproduce.report import IDENTICAL
@@ -37,23 +36,24 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     recorded, here = report.toolchain.get("recorded", {}), report.toolchain.get("here", {})
     for key, value in recorded.items():
-        mark = "[green]=[/]" if here.get(key) == value else "[red]≠[/]"
-        render.stderr.print(f"  {mark} {key}: {escape(value)}"
-                            + ("" if here.get(key) == value else
-                               f"  (here: {escape(here.get(key, ''))})"))
+        if here.get(key) == value:
+            render.say("  [green]=[/] {}: {}", key, value)
+        else:
+            render.say("  [red]≠[/] {}: {}  (here: {})", key, value, here.get(key, ""))
     for item in report.files:
-        mark = "[green]same[/]" if item.result == IDENTICAL else f"[red]{item.result}[/]"
-        render.stderr.print(f"  {mark} {escape(item.path)}")
+        if item.result == IDENTICAL:
+            render.say("  [green]same[/] {}", item.path)
+        else:
+            render.say("  [red]{}[/] {}", item.result, item.path)
     if report.archive is not None:
-        same = report.archive["identical"]
-        render.stderr.print(f"  {'[green]same[/]' if same else '[red]different[/]'} archive "
-                            f"sha256 {report.archive['rebuilt']['sha256']}")
+        render.say("  [green]same[/] archive sha256 {}" if report.archive["identical"]
+                   else "  [red]different[/] archive sha256 {}",
+                   report.archive["rebuilt"]["sha256"])
     for note in report.notes:
         reporter.note(note)
-    render.findings(report.findings)
-    verdict = ("[bold green]identical[/]" if report.identical
+    render.findings(report.findings, subject=str(args.path))
+    render.say("[bold green]identical[/]" if report.identical
                else "[bold red]different[/]" if report.built else "[bold red]not rebuilt[/]")
-    render.stderr.print(verdict)
     if args.json:
         render.print_json(report.to_json())
     return exit_status_for(report.findings)

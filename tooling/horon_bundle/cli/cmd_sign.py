@@ -19,7 +19,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "<archive>.provenance.sigstore.json, a DSSE envelope over the provenance statement). "
         "Never interactive: with no identity, exit 3."
     )
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="bundle archives (.zip) and artifact records (record.json)")
     parser.add_argument("--staging", action="store_true",
                         help="sign with Sigstore's staging instance (for testing a workflow)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
@@ -31,16 +32,15 @@ def run(args: argparse.Namespace) -> int:
     signer = ambient_signer(staging=args.staging)
     reporter = render.ConsoleReporter()
     try:
-        render.stderr.print(f"signing as {signer.identity}")
+        render.say("signing as {}", signer.identity)
         signed = sign_files(inputs, signer, reporter)
     finally:
         reporter.close()
         signer.close()
     for item in signed:
-        render.stderr.print(f"[bold green]signed[/] {item.path}  ->  {item.signature.name}")
+        render.say("[bold green]signed[/] {}  ->  {}", item.path, item.signature.name)
         if item.statement_signature is not None:
-            render.stderr.print(f"        provenance statement  ->  "
-                                f"{item.statement_signature.name}")
+            render.say("        provenance statement  ->  {}", item.statement_signature.name)
     if args.json:
         render.print_json({"format": "horon.sign-result.v1", "ok": True, "signed": [
             {"path": str(s.path), "kind": s.kind, "sha256": s.sha256,

@@ -1,26 +1,27 @@
-"""`horon-bundle verify`: check a bundle directory or archive offline, every rule."""
+"""`horon-bundle verify`: check a bundle directory, archive or harness ref offline, every rule."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from horon_bundle.cli import render
-from horon_bundle.cli.render import escape
+from horon_bundle.cli import github, render
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
-from horon_bundle.core.errors import EXIT_USAGE, exit_status_for
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused, exit_status_for
 from horon_bundle.model.checks import PASS, SKIP, WARN
 from horon_bundle.model.harness.profile import resolve_profile
 from horon_bundle.rules.policy import load_policy
 from horon_bundle.verify.audit import audit_options
 from horon_bundle.verify.harness.report import HarnessOptions
+from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Verify bundles offline: strict plugin.json, layout, checksums, provenance binding, "
-        "evidence, graph, features; signatures and an audit policy."
+        "evidence, graph, features; signatures and an audit policy; harness zips and refs."
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                         help="bundle directory, .zip archive, or a harness <zip>.ref.json")
@@ -40,31 +41,52 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
+MARKS = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]", WARN: "[yellow]warn[/]"}
+
+
+def show(report: VerifyReport) -> None:
+    render.say("[bold]{}[/]", report.path)
+    for check in report.checks:
+        mark = MARKS.get(check.status, "[red]FAIL[/]")
+        if check.note:
+            render.say("  " + mark + " {} [dim]({})[/]", check.name, check.note)
+        else:
+            render.say("  " + mark + " {}", check.name)
+    for text in report.notes:
+        render.say("  [dim]note: {}[/]", text)
+    render.findings(report.findings, subject=report.path)
+    render.warnings(report.warnings, subject=report.path)
+    render.say("  [bold green]verified[/]" if report.ok else "  [bold red]refused[/]")
+
+
+def summary(reports: list[VerifyReport]) -> None:
+    """The step summary: one row per bundle, its verdict and its failed checks."""
+    rows = []
+    for report in reports:
+        failed = [c.name for c in report.checks if c.status not in (PASS, SKIP, WARN)]
+        passed = sum(c.status == PASS for c in report.checks)
+        rows.append([report.path, "verified" if report.ok else "refused",
+                     f"{passed} passed", ", ".join(failed) or "none",
+                     ", ".join(sorted({f.code.name for f in report.findings})) or "none"])
+    github.summary("horon-bundle verify", github.table(
+        ["bundle", "verdict", "checks", "failed checks", "codes"], rows))
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.zip is not None and (len(args.paths) != 1
+                                 or not args.paths[0].name.endswith(".ref.json")):
+        raise Refused.one(codes.USAGE_INVALID, "--zip goes with a single <zip>.ref.json")
     options = audit_options(
         identity=identity_from_args(args), trust=trust_from_args(args),
         require_signature=args.require_signature,
         policy=load_policy(args.policy) if args.policy is not None else None)
-    if args.zip is not None and (len(args.paths) != 1
-                                 or not args.paths[0].name.endswith(".ref.json")):
-        render.stderr.print("[bold red]usage error:[/] --zip goes with a single <zip>.ref.json")
-        return EXIT_USAGE
     harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
                              strict=args.strict, zip_path=args.zip)
+    args.subject = str(args.paths[0])
     reports = [verify_any(path, options, harness) for path in args.paths]
     for report in reports:
-        render.stderr.print(f"[bold]{escape(report.path)}[/]")
-        for check in report.checks:
-            mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]",
-                    WARN: "[yellow]warn[/]"}.get(check.status, "[red]FAIL[/]")
-            note = f" [dim]({escape(check.note)})[/]" if check.note else ""
-            render.stderr.print(f"  {mark} {check.name}{note}")
-        for text in report.notes:
-            render.stderr.print(f"  [dim]note: {escape(text)}[/]")
-        render.findings(report.findings)
-        render.warnings(report.warnings)
-        verdict = "[bold green]verified[/]" if report.ok else "[bold red]refused[/]"
-        render.stderr.print(f"  {verdict}")
+        show(report)
+    summary(reports)
     if args.json:
         document = reports[0].to_json() if len(reports) == 1 else {
             "format": "horon.verify-reports.v1", "ok": all(r.ok for r in reports),

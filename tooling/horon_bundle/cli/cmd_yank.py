@@ -6,7 +6,6 @@ import argparse
 import os
 
 from horon_bundle.cli import render
-from horon_bundle.cli.render import escape
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.publisher import YankRequest, yank
 
@@ -16,8 +15,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Mark ID VERSION (one --target, or every published target) withdrawn at "
         "HORON_PUBLISH_DESTINATION; gated by the same two variables as publish."
     )
-    parser.add_argument("plugin_id", metavar="ID")
-    parser.add_argument("version", metavar="VERSION")
+    parser.add_argument("plugin_id", metavar="ID", help="the published plugin id")
+    parser.add_argument("version", metavar="VERSION", help="the published version")
     parser.add_argument("--target", help="one target (default: every published target)")
     parser.add_argument("--reason", required=True, help="why the version is withdrawn")
     parser.add_argument("--json", action="store_true", help="print the result on stdout")
@@ -33,15 +32,15 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     if not outcome.gate.open:
         line = outcome.gate.skip_line("yank")
-        render.stderr.print(escape(line))
+        render.say("{}", line)
         if args.json:
             render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": True,
                                "reason": line, "yanked": []})
         return EXIT_OK
     for result in outcome.results:
         state = "already yanked" if result.already else "yanked"
-        render.stderr.print(f"[bold yellow]{state}[/] {result.plugin_id} {result.version} "
-                            f"{result.target}  sha256 {result.archive_sha256}")
+        render.say("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
+                   result.version, result.target, result.archive_sha256)
     if args.json:
         render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": False,
                            "destination": outcome.destination, "yanked": [

@@ -8,6 +8,7 @@ from pathlib import Path
 from horon_bundle.build.harness.pipeline import build_harness
 from horon_bundle.build.harness.request import HarnessBuildRequest
 from horon_bundle.cli import render
+from horon_bundle.cli.words import shown_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import EXIT_OK, Refused
 from horon_bundle.model.harness.profile import resolve_profile
@@ -29,19 +30,19 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
     reporter = render.ConsoleReporter()
     try:
         result = build_harness(HarnessBuildRequest(
-            workspace=workspace, out=args.out,
+            workspace=workspace, out=args.out if args.out is not None else workspace / "dist",
             host=resolve_profile(args.host) if args.host else None, strict=args.strict,
             builder=args.builder_id), reporter)
     finally:
         reporter.close()
     for note in result.notes:
         reporter.note(note)
-    render.warnings(result.warnings)
+    render.warnings(result.warnings, subject=str(workspace))
     for built in result.built:
-        render.stderr.print(f"[bold green]harness zip[/] {built.zip}  (verified)")
-        render.stderr.print(f"        sha256 {built.sha256}  ref {built.ref.name}")
+        render.say("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
+        render.say("        sha256 {}  ref {}", built.sha256, built.ref.name)
     if result.index is not None:
-        render.stderr.print(f"[bold green]marketplace index[/] {result.index}")
+        render.say("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
         render.print_json({"ok": True, "kind": "harness", "bundles": [
             {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),

@@ -1,8 +1,17 @@
-"""Everything the CLI shows a human: refusals, progress, summaries. Always on stderr."""
+"""Everything the CLI shows a human: refusals, progress, summaries. Always on stderr.
+
+One funnel: every value a command prints goes through `say(markup, *values)`, which escapes
+it (`escape`), so no path, id or message — however hostile — can start a line of its own,
+forge an `ERROR` line or a `::error` annotation, move the cursor or change colours
+(`tests/test_output_escaping.py` checks every command, and that no `print` in `cli/` takes
+a value any other way). Colour, bold and the spinner appear only on a terminal and never
+under `NO_COLOR`; `--json` prints exactly one document on stdout.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -10,37 +19,66 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape as _markup_escape
 
+from horon_bundle.cli import github
+from horon_bundle.cli.escaping import JSON_UNSAFE, plain
 from horon_bundle.core.errors import Finding
 
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F]}
-_CONTROL.update({0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+# no-color.org: present and not empty
+NO_COLOR = bool(os.environ.get("NO_COLOR"))
+stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False,
+                 color_system=None if NO_COLOR else "auto")
 
 
 def escape(text: str) -> str:
-    """`text` safe to print inside markup: rich's markup escaped, control characters (a
-    newline, an escape sequence, a Unicode line separator) shown as `\\xNN`, so no value the
-    CLI prints can forge a line of its own."""
-    return _markup_escape(text.translate(_CONTROL))
+    """`plain(text)`, safe inside rich markup too."""
+    return _markup_escape(plain(text))
+
+
+def say(markup: str, *values: object) -> None:
+    """Print one line: `markup` is a literal of this module's callers (rich markup with `{}`
+    placeholders); every value is escaped before it is put in its place."""
+    stderr.print(markup.format(*(escape(str(value)) for value in values)))
+
+
+def decorated() -> bool:
+    """Spinners and live progress: only on a terminal, and never under NO_COLOR."""
+    return stderr.is_terminal and not NO_COLOR
 
 
 def print_json(document: Any) -> None:
-    """The one JSON document of a --json run, on stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """The one JSON document of a --json run, on stdout (controls that JSON itself allows
+    raw — DEL, C1, the line separators, bidirectional controls — escaped as well)."""
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write(text.translate(JSON_UNSAFE) + "\n")
     sys.stdout.flush()
 
 
-def findings(items: Iterable[Finding]) -> None:
+def findings(items: Iterable[Finding], *, subject: str | None = None) -> None:
+    """Each finding as one `ERROR code: message` line, what the tool said under it, its hint;
+    under GitHub Actions also as an annotation pointing at its file (or at `subject`)."""
     for finding in items:
-        stderr.print(f"[bold red]ERROR[/] [bold]{finding.code.name}[/]: {escape(finding.message)}")
-        stderr.print(f"  [dim]hint:[/] {escape(finding.effective_hint)}")
+        say("[bold red]ERROR[/] [bold]{}[/]: {}", finding.code.name, finding.message)
+        for line in finding.detail:
+            say("  [dim]│[/] {}", line)
+        say("  [dim]hint:[/] {}", finding.effective_hint)
+        github.annotate("error", finding.code.name,
+                        f"{finding.message} (hint: {finding.effective_hint})",
+                        file=finding.file or subject, line=finding.line)
 
 
-def warnings(items: Iterable[Finding]) -> None:
+def warning(text: str, *, subject: str | None = None) -> None:
+    say("[bold yellow]warning:[/] {}", text)
+    github.annotate("warning", "horon-bundle", text, file=subject)
+
+
+def warnings(items: Iterable[Finding], *, subject: str | None = None) -> None:
+    """Each warning as one `WARNING code: message` line and its hint (the exit status is not
+    changed by a warning); under GitHub Actions also as a warning annotation."""
     for finding in items:
-        stderr.print(f"[bold yellow]WARNING[/] [bold]{finding.code.name}[/]: "
-                     f"{escape(finding.message)}")
-        stderr.print(f"  [dim]hint:[/] {escape(finding.effective_hint)}")
+        say("[bold yellow]WARNING[/] [bold]{}[/]: {}", finding.code.name, finding.message)
+        say("  [dim]hint:[/] {}", finding.effective_hint)
+        github.annotate("warning", finding.code.name, finding.message,
+                        file=finding.file or subject, line=finding.line)
 
 
 def refusal_document(items: Iterable[Finding], exit_status: int) -> dict[str, Any]:
@@ -48,7 +86,9 @@ def refusal_document(items: Iterable[Finding], exit_status: int) -> dict[str, An
 
 
 class ConsoleReporter:
-    """Renders a stage's progress: steps as lines, details as a transient status on a TTY."""
+    """Renders a stage's progress: steps as lines; on a terminal the current step's details
+    (cargo's compiled units, bytes hashed) as a transient spinner line, folded away when
+    the step ends."""
 
     def __init__(self, *, quiet: bool = False) -> None:
         self.quiet = quiet
@@ -58,8 +98,8 @@ class ConsoleReporter:
         if self.quiet:
             return
         self._stop_status()
-        stderr.print(f"[cyan]•[/] {escape(text)}")
-        if stderr.is_terminal:
+        say("[cyan]•[/] {}", text)
+        if decorated():
             self._status = stderr.status("", spinner="dots")
             self._status.start()
 
@@ -71,7 +111,7 @@ class ConsoleReporter:
         if self.quiet:
             return
         self._stop_status()
-        stderr.print(f"[yellow]note:[/] {escape(text)}")
+        say("[yellow]note:[/] {}", text)
 
     def close(self) -> None:
         self._stop_status()

@@ -44,10 +44,10 @@ MANIFEST_MISSING_FIELD = register(
     "Every v1 field is required; write it out.")
 MANIFEST_TYPE = register(
     "manifest.type", "A field has the wrong JSON type (e.g. true or \"1\" where an int belongs).",
-    "Use the type docs/bundle-format.md gives for the field.")
+    "Use the type `horon-bundle docs bundle-format` gives for the field.")
 MANIFEST_VALUE = register(
     "manifest.value", "A field's value is malformed (identifier, version, digest, role …).",
-    "See docs/bundle-format.md for the field's allowed values.")
+    "See `horon-bundle docs bundle-format` for the field's allowed values.")
 MANIFEST_FEATURES_ORDER = register(
     "manifest.features-order", "`features` is not sorted by byte order or has duplicates.",
     "List each feature once, sorted by byte order.")
@@ -158,10 +158,11 @@ ARCHIVE_LIMIT = register(
 PROVENANCE_SCHEMA = register(
     "provenance.schema",
     "provenance.json is not the in-toto Statement v1 / SLSA v1 document the toolchain writes.",
-    "Rebuild the bundle with horon-bundle; see docs/provenance.md.")
+    "Rebuild the bundle with horon-bundle; see `horon-bundle docs provenance`.")
 PROVENANCE_BUILD_TYPE = register(
     "provenance.build-type", "Unexpected predicateType or buildType.",
-    "horon-bundle writes SLSA provenance v1 with its own buildType; see docs/provenance.md.")
+    "horon-bundle writes SLSA provenance v1 with its own buildType; see "
+    "`horon-bundle docs provenance`.")
 PROVENANCE_SUBJECT = register(
     "provenance.subject",
     "Provenance subjects are not exactly the library and sidecars with their SHA-256 digests.",
@@ -196,7 +197,8 @@ FEATURES_DRIFT = register(
 FEATURES_MISMATCH = register(
     "features.mismatch",
     "Features the library advertises differ from the features plugin.json claims.",
-    "Generate the advertised list from the compiled features (see templates/plugin/build.rs).")
+    "Generate the advertised list from the compiled features (the build.rs that "
+    "`horon-bundle new` renders does).")
 ABI_METADATA = register(
     "abi.metadata",
     "The library's advertised ABI metadata (probe or static section) is malformed or disagrees.",
@@ -207,30 +209,34 @@ ABI_SECTION = register(
     "target's format, a header, table or section past the end of the file, an oversized or "
     "duplicated section, or content that is not the compact horon.abi.v1 JSON.",
     "Build the library from the template (build.rs generates the section); see "
-    "docs/abi-v1.md section 7.")
+    "`horon-bundle docs abi-v1`, section 7.")
 ABI_SECTION_MISMATCH = register(
     "abi.section-mismatch",
     "The static .horon_abi section and the handshake (probe) advertise different metadata.",
-    "Generate the handshake constants and the section from the same source "
-    "(templates/plugin/build.rs); never hard-code either.")
+    "Generate the handshake constants and the section from the same source (the build.rs "
+    "that `horon-bundle new` renders); never hard-code either.")
 
 # --- declaration --------------------------------------------------------------------------
 DECLARATION_MISSING = register(
     "declaration.missing", "The workspace has no horon-release.toml.",
-    "Create horon-release.toml at the workspace root (see docs/declaration.md); a harness "
-    "plugin holds .claude-plugin/plugin.json instead (docs/harness.md).")
+    "Run the command inside a plugin workspace (or pass its directory), or start one with "
+    "`horon-bundle new NAME`; a harness plugin holds .claude-plugin/plugin.json instead "
+    "(`horon-bundle docs harness`).")
 DECLARATION_SYNTAX = register(
     "declaration.syntax", "horon-release.toml is not valid TOML.", "Fix the TOML syntax.")
 DECLARATION_UNKNOWN_KEY = register(
     "declaration.unknown-key", "horon-release.toml has a key the schema does not define.",
-    "Remove the key; the declaration is read strictly.")
+    "Fix the key's spelling (the message suggests the nearest known key); unknown keys are "
+    "refused, never ignored. `horon-bundle docs declaration` lists every key.")
 DECLARATION_MISSING_KEY = register(
-    "declaration.missing-key", "A required key is absent.", "See docs/declaration.md.")
+    "declaration.missing-key", "A required key is absent.",
+    "Add the key; `horon-bundle docs declaration` lists every key.")
 DECLARATION_TYPE = register(
-    "declaration.type", "A key has the wrong TOML type.", "See docs/declaration.md.")
+    "declaration.type", "A key has the wrong TOML type.",
+    "`horon-bundle docs declaration` gives each key's type.")
 DECLARATION_VALUE = register(
     "declaration.value", "A key's value is malformed (id, target, feature, path …).",
-    "See docs/declaration.md.")
+    "`horon-bundle docs declaration` gives each key's allowed values.")
 DECLARATION_DESTINATION = register(
     "declaration.destination", "The committed declaration names a publish destination.",
     "Keep `destination = \"unconfigured\"`; the destination comes only from the "
@@ -254,7 +260,8 @@ TOOLCHAIN_TARGET_MISSING = register(
     "toolchain.target-missing", "The Rust standard library for a target is not installed.",
     "Run `rustup target add <target>`.", exit_status=EXIT_ENVIRONMENT)
 CARGO_FAILED = register(
-    "cargo.failed", "A cargo command failed.", "Read cargo's output above and fix the crate.")
+    "cargo.failed", "A cargo command failed; cargo's own error lines are shown with it.",
+    "Fix what cargo's error names; the same command in the workspace shows it again.")
 CARGO_OUTPUT = register(
     "cargo.output", "cargo produced output the toolchain cannot use (no cdylib, bad JSON).",
     "Check that the package builds a cdylib for the target.")
@@ -267,9 +274,6 @@ SOURCE_GIT = register(
 OUTPUT_EXISTS = register(
     "output.exists", "The bundle directory already exists with other content.",
     "Remove the old bundle or choose another --out directory.")
-OUTPUT_INSIDE_SOURCE = register(
-    "output.inside-source", "The output or target directory lies inside the plugin's sources.",
-    "The toolchain never writes into the plugin's source tree; pass --out elsewhere.")
 OUTPUT_WRITE = register(
     "output.write-failed", "A file could not be written: the disk is full, read-only or the "
     "directory is not writable.",
@@ -280,15 +284,34 @@ INPUT_UNREADABLE = register(
     "Check the path and its permissions.")
 SIDECAR_INVALID = register(
     "sidecar.invalid", "A declared sidecar source is missing, a symlink or not a regular file.",
-    "Point `source` at a regular file inside the workspace (see docs/declaration.md).")
+    "Point `source` at a regular file inside the workspace (`horon-bundle docs "
+    "declaration`).")
 BUILD_NONDETERMINISTIC = register(
     "build.nondeterministic", "The assembled bundle did not verify or differs when rebuilt.",
     "This is a toolchain defect; please report it.")
 
+USAGE_INVALID = register(
+    "usage.invalid", "The command line is malformed: an unknown command or option, or a "
+    "missing or malformed argument.",
+    "Run `horon-bundle --help` or `horon-bundle COMMAND --help`.", exit_status=EXIT_USAGE)
+
+# --- new: a plugin workspace from the shipped templates -------------------------------------
+NEW_NAME = register(
+    "new.name", "The NAME of `horon-bundle new` is not a plugin id (^[a-z][a-z0-9-]{1,62}$).",
+    "Use lowercase letters, digits and '-', starting with a letter, e.g. acme-notes.")
+NEW_EXISTS = register(
+    "new.exists", "The directory `horon-bundle new` would create already exists.",
+    "`new` never overwrites anything: choose another NAME or --dir, or remove the directory.")
+NEW_TEMPLATES = register(
+    "new.templates", "The templates shipped with horon-bundle are missing or incomplete.",
+    "Reinstall horon-bundle from a wheel or sdist built by `nox -s dist`.",
+    exit_status=EXIT_ENVIRONMENT)
+
 # --- loading a library in a child process (build probe and doctor) -------------------------
 ABI_LOAD = register(
     "abi.load", "The library cannot be loaded or does not export horon_agent_plugin_get_api_v1.",
-    "Build a cdylib for this host that exports the ABI v1 symbol (see templates/plugin).")
+    "Build a cdylib for this host that exports the ABI v1 symbol (`horon-bundle new NAME` "
+    "renders one).")
 ABI_CRASH = register(
     "abi.crash", "The child process that loaded the library died from a signal or abort.",
     "Run the library under a debugger; the crash happened in the step named.")
@@ -319,7 +342,8 @@ PUBLISH_DESTINATION = register(
     "HORON_PUBLISH_DESTINATION is not a usable file:///abs/dir or oci://host[:port]/namespace, "
     "or names something that is not a horon store.",
     "Set the repository variable to file:///absolute/dir or oci://host[:port]/namespace "
-    "(no credentials, query or fragment); see docs/publishing.md.", exit_status=EXIT_ENVIRONMENT)
+    "(no credentials, query or fragment); see `horon-bundle docs publishing`.",
+    exit_status=EXIT_ENVIRONMENT)
 PUBLISH_NOTHING = register(
     "publish.nothing", "The release directory is missing or holds no bundle archive (*.zip).",
     "Pass the directory `horon-bundle build --out` wrote (default: dist).")
@@ -434,7 +458,7 @@ POLICY_INVALID = register(
     "policy.invalid",
     "The --policy file is not a valid audit policy (TOML syntax, unknown or missing key, type, "
     "value).",
-    "See docs/auditing.md for the policy keys; the policy is read strictly.",
+    "See `horon-bundle docs auditing` for the policy keys; the policy is read strictly.",
     exit_status=EXIT_USAGE)
 POLICY_UNMET = register(
     "policy.unmet", "A requirement of the audit policy is not met by the bundle.",
@@ -484,7 +508,8 @@ ABI_STRUCT_SIZE = register(
     "Write the whole 104-byte HoronPluginApiV1 with struct_size = 104.")
 ABI_MAJOR_MISMATCH = register(
     "abi.major-mismatch", "The handshake table advertises an ABI major other than 1.",
-    "Build against templates/include/horon_plugin_abi_v1.h (HORON_ABI_MAJOR 1).")
+    "Build against the ABI v1 header (include/horon_plugin_abi_v1.h of a workspace "
+    "`horon-bundle new` renders: HORON_ABI_MAJOR 1).")
 ABI_MINOR = register(
     "abi.minor", "The table's ABI minor differs from plugin.json `abi.minor`.",
     "Let the build record the minor the library advertises; never edit plugin.json.")
@@ -493,10 +518,12 @@ ABI_WIRE_SCHEMA = register(
     "Point wire_schema at the static string \"horon.wire.v1\".")
 ABI_PLUGIN_ID = register(
     "abi.plugin-id", "The table's plugin_id differs from plugin.json `id`.",
-    "Generate the id from one source (templates/plugin/src/meta.rs).")
+    "Generate the id from one source: the template's build.rs reads it from the plugin's "
+    "`id` in horon-release.toml.")
 ABI_FEATURES = register(
     "abi.features", "The table's advertised features differ from plugin.json `features`.",
-    "Generate the advertised list from the compiled features (templates/plugin/build.rs).")
+    "Generate the advertised list from the compiled features (the build.rs that "
+    "`horon-bundle new` renders does).")
 ABI_NULL_ENTRY = register(
     "abi.null-entry", "An entry of the handshake table is NULL or was not written.",
     "Fill in all nine entries: create … free_buffer.")
@@ -505,7 +532,7 @@ ABI_OUT_OVERRUN = register(
     "Write exactly sizeof(HoronPluginApiV1), whatever out_capacity says.")
 ABI_REFUSAL_CODE = register(
     "abi.refusal-code", "A single-fault request (or a correct one) got the wrong status code.",
-    "Check the request in the contract's order; see docs/abi-v1.md section 3.")
+    "Check the request in the contract's order; see `horon-bundle docs abi-v1`, section 3.")
 ABI_REFUSAL_ORDER = register(
     "abi.refusal-order", "A request with several faults did not get the code of the first "
     "failing check in the fixed order.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -45,18 +46,40 @@ def registered_codes() -> tuple[Code, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One problem: a code, a one-line message naming file/field/value, and a hint."""
+    """One problem: a code, a one-line message naming file/field/value, and a hint.
+
+    `detail` carries what another tool said about it (cargo's own `error:` lines with their
+    context), shown under the message; `file` and `line` say where the problem is when that
+    is known (a CI annotation points there).
+    """
 
     code: Code
     message: str
     hint: str = ""
+    detail: tuple[str, ...] = ()
+    file: str | None = None
+    line: int | None = None
 
     @property
     def effective_hint(self) -> str:
         return self.hint or self.code.hint
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code.name, "message": self.message, "hint": self.effective_hint}
+    def to_dict(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"code": self.code.name, "message": self.message,
+                                    "hint": self.effective_hint}
+        if self.detail:
+            document["detail"] = list(self.detail)
+        if self.file is not None:
+            document["file"] = self.file
+        if self.line is not None:
+            document["line"] = self.line
+        return document
+
+    def located(self, file: str, line: int | None = None) -> Finding:
+        """The same finding, placed in `file` (unless it already names a place)."""
+        if self.file is not None:
+            return self
+        return Finding(self.code, self.message, self.hint, self.detail, file, line)
 
 
 class Refused(Exception):
@@ -69,8 +92,9 @@ class Refused(Exception):
         super().__init__("; ".join(f"{f.code.name}: {f.message}" for f in self.findings))
 
     @classmethod
-    def one(cls, code: Code, message: str, hint: str = "") -> Refused:
-        return cls([Finding(code, message, hint)])
+    def one(cls, code: Code, message: str, hint: str = "", *, detail: Iterable[str] = (),
+            file: str | None = None, line: int | None = None) -> Refused:
+        return cls([Finding(code, message, hint, tuple(detail), file, line)])
 
     @property
     def exit_status(self) -> int:
@@ -98,6 +122,9 @@ class Findings:
 
     def add(self, code: Code, message: str, hint: str = "") -> None:
         self.items.append(Finding(code, message, hint))
+
+    def add_finding(self, finding: Finding) -> None:
+        self.items.append(finding)
 
     def extend(self, findings: Iterable[Finding]) -> None:
         self.items.extend(findings)

@@ -6,10 +6,13 @@ decoder reports all of them; a getter returns None for a field it could not read
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from horon_bundle.core.errors import Code, Findings
+from horon_bundle.core.errors import Code, Finding, Findings
 
 T = TypeVar("T")
 
@@ -49,9 +52,20 @@ class FieldReader:
     missing: Code
     wrong_type: Code
     missing_word: str = "field"
+    # the keys each object was asked for (where -> keys): what an unknown key is compared to
+    known: dict[str, set[str]] = field(default_factory=dict)
+    # where the document is (a CI annotation points there) and how to find a field's line
+    file: str | None = None
+    locate: Callable[[str], int | None] | None = None
 
-    def report(self, code: Code, where: str, message: str) -> None:
-        self.findings.add(code, f"{self.source}: {where or '(document)'}: {message}")
+    def report(self, code: Code, where: str, message: str, hint: str = "") -> None:
+        line = self.locate(where) if self.locate is not None and where else None
+        self.findings.add_finding(Finding(
+            code, f"{self.source}: {where or '(document)'}: {message}", hint, (), self.file,
+            line))
+
+    def _asked(self, where: str, key: str) -> None:
+        self.known.setdefault(_table(where), set()).add(key)
 
     def typed(self, value: object, kind: type[T], where: str) -> T | None:
         if value is None:
@@ -66,6 +80,7 @@ class FieldReader:
 
     def take(self, obj: dict[str, Any], key: str, kind: type[T], where: str) -> T | None:
         path = join(where, key)
+        self._asked(where, key)
         if key not in obj:
             self.report(self.missing, path, f"required {self.missing_word} is missing")
             return None
@@ -73,6 +88,7 @@ class FieldReader:
 
     def take_optional(self, obj: dict[str, Any], key: str, kind: type[T], where: str,
                       default: T) -> T | None:
+        self._asked(where, key)
         if key not in obj:
             return default
         return self.typed(obj.pop(key), kind, join(where, key))
@@ -81,6 +97,7 @@ class FieldReader:
                       where: str) -> tuple[bool, T | None]:
         """A field that must be present but may be null: (readable, value)."""
         path = join(where, key)
+        self._asked(where, key)
         if key not in obj:
             self.report(self.missing, path, f"required {self.missing_word} is missing")
             return False, None
@@ -102,5 +119,31 @@ class FieldReader:
         return result
 
     def finish(self, obj: dict[str, Any], where: str) -> None:
+        """Every key left in `obj` is unknown: refused, with the nearest known key suggested
+        (a misspelt key is never silently dropped: `qa-feature` is not `qa-features`)."""
         for key in sorted(obj):
-            self.report(self.unknown, join(where, key), f"unknown {self.missing_word}")
+            self.report(self.unknown, join(where, key), f"unknown {self.missing_word}",
+                        self.suggestion(str(key), where))
+
+    def suggestion(self, key: str, where: str) -> str:
+        """The hint for an unknown `key` of the object at `where`."""
+        here = sorted(self.known.get(_table(where), ()))
+        close = difflib.get_close_matches(key, here, n=1, cutoff=0.6)
+        if close:
+            return f"Did you mean `{close[0]}`? An unknown {self.missing_word} is refused, " \
+                   "never ignored."
+        for table, keys in sorted(self.known.items()):
+            if table != _table(where) and key in keys:
+                place = join(table, key)
+                return f"Did you mean `{place}`? `{key}` belongs in `{table}`."
+        if here:
+            return f"Known {self.missing_word}s here: {', '.join(here)}."
+        return f"Remove the {self.missing_word}: this object defines none."
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _table(where: str) -> str:
+    """`plugin[0].sidecar[1]` -> `plugin.sidecar`: every element of an array shares its keys."""
+    return _INDEX.sub("", where)

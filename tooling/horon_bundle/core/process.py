@@ -9,8 +9,9 @@ A program that cannot be started is a refusal with the caller's `missing` code.
 
 from __future__ import annotations
 
+import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ PIPE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL
 TimeoutExpired = subprocess.TimeoutExpired
 Popen = subprocess.Popen
-_ERROR_LINES = 40
-_ERROR_CHARS = 4000
+_ERROR_LINES = 80
+_LINE_CHARS = 300
+_TAIL_LINES = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,22 +46,56 @@ def command_line(argv: Sequence[str]) -> str:
     return " ".join(argv)
 
 
-def error_excerpt(stderr: str) -> str:
-    """What a failed tool said, complete but bounded: its `error:` lines with their context
-    when it printed any (cargo, rustc), else its last lines; folded onto one line."""
-    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+_PROGRESS = re.compile(r"^\s+(Compiling|Checking|Updating|Locking|Downloading|Downloaded|"
+                       r"Fresh|Running|Blocking|Adding|Finished|Packaging|Building)\b")
+
+
+def error_lines(stderr: str) -> list[str]:
+    """What a failed tool said, complete but bounded: from its first `error` line (cargo,
+    rustc) to the end with the context it printed (`--> file:line:col`, the source line, the
+    caret, `help:`), progress lines dropped; its last lines when it printed no `error`."""
+    lines = [line.rstrip() for line in stderr.splitlines()]
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("error")), None)
-    chosen = lines[start:start + _ERROR_LINES] if start is not None else lines[-6:]
-    text = " | ".join(chosen) or "(no output)"
-    return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS - 3] + "..."
+    if start is None:
+        chosen = [line for line in lines if line.strip()][-_TAIL_LINES:]
+    else:
+        chosen = []
+        for line in lines[start:]:
+            if _PROGRESS.match(line) or (not line.strip() and (not chosen or not chosen[-1])):
+                continue
+            chosen.append(line)
+    while chosen and not chosen[-1].strip():
+        chosen.pop()
+    shown = [line if len(line) <= _LINE_CHARS else line[:_LINE_CHARS - 1] + "…"
+             for line in chosen[:_ERROR_LINES]]
+    if len(chosen) > _ERROR_LINES:
+        shown.append(f"… {len(chosen) - _ERROR_LINES} more lines")
+    return shown
+
+
+def error_excerpt(stderr: str) -> str:
+    """The first line of `error_lines`: what a one-line message quotes."""
+    lines = error_lines(stderr)
+    return lines[0].strip() if lines else "(no output)"
+
+
+def failed_refusal(argv: Sequence[str], status: int, stderr: str, *, code: Code,
+                   hint: str = "") -> Refused:
+    """A tool's failure: the whole command, its first error line, and everything it said
+    around its errors as the finding's detail."""
+    return Refused.one(code, f"`{command_line(argv)}` exited {status}: {error_excerpt(stderr)}",
+                       hint, detail=error_lines(stderr))
+
+
+FailureExplainer = Callable[[Sequence[str], int, str], Refused]
 
 
 def run_text(argv: Sequence[str], *, cwd: Path | None = None,
              env: Mapping[str, str] | None = None, missing: Code = codes.TOOLCHAIN_MISSING,
              failed: Code = codes.CARGO_FAILED, timeout: float = 600,
-             hint: str = "") -> str:
+             hint: str = "", explain: FailureExplainer | None = None) -> str:
     """Run a tool to completion and return its stdout; a failure becomes a refusal naming the
-    whole command and what the tool said."""
+    whole command and what the tool said (`explain` turns it into one that fits the tool)."""
     try:
         done = subprocess.run(list(argv), cwd=cwd, env=None if env is None else dict(env),
                               capture_output=True, text=True, encoding="utf-8",
@@ -73,8 +109,9 @@ def run_text(argv: Sequence[str], *, cwd: Path | None = None,
     except OSError as exc:
         raise Refused.one(missing, f"{argv[0]}: {exc.strerror}") from None
     if done.returncode != 0:
-        raise Refused.one(failed, f"`{command_line(argv)}` exited {done.returncode}: "
-                                  f"{error_excerpt(done.stderr)}", hint)
+        if explain is not None:
+            raise explain(argv, done.returncode, done.stderr)
+        raise failed_refusal(argv, done.returncode, done.stderr, code=failed, hint=hint)
     return done.stdout
 
 
@@ -102,5 +139,6 @@ def spawn(argv: Sequence[str], *, missing: Code = codes.TOOLCHAIN_MISSING,
         raise Refused.one(missing, f"{argv[0]}: {exc.strerror or exc}") from None
 
 
-__all__ = ["DEVNULL", "PIPE", "Completed", "Popen", "TimeoutExpired", "command_line",
-           "error_excerpt", "run_quiet", "run_text", "spawn"]
+__all__ = ["DEVNULL", "PIPE", "Completed", "FailureExplainer", "Popen", "TimeoutExpired",
+           "command_line", "error_excerpt", "error_lines", "failed_refusal", "run_quiet",
+           "run_text", "spawn"]

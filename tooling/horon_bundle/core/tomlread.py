@@ -26,6 +26,76 @@ _TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\''
                      r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]', re.S)
 
 
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
+_PATH_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def _dotted(text: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in text.split(".")]
+
+
+def key_line(text: str, where: str) -> int | None:
+    """The 1-based line of the key a decoder names as `where` (`plugin[1].qa-feature`,
+    `publish.destination`, `qa`), or of the nearest table holding it; None when not found.
+
+    A locator for messages and CI annotations, not a parser: it follows `[table]` and
+    `[[array]]` headers and `key =` lines, which is how these files are written.
+    """
+    wanted: list[str] = []
+    for name, indexes in _PATH_PART.findall(where):
+        wanted.append(name)
+        wanted.extend(re.findall(r"\d+", indexes))
+    if not wanted:
+        return None
+    counters: dict[tuple[str, ...], int] = {}
+    table: list[str] = []
+    best: tuple[int, int] | None = None  # (matched length, line)
+
+    def consider(path: list[str], line: int) -> None:
+        nonlocal best
+        length = 0
+        for have, want in zip(path, wanted, strict=False):
+            if have != want:
+                break
+            length += 1
+        if length == len(path) and length and (best is None or length > best[0]):
+            best = (length, line)
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(raw)
+        if header:
+            names = _dotted(header.group(2))
+            if header.group(1) == "[[":
+                array = (*_parent(table, names), names[-1])
+                index = counters.get(array, 0)
+                counters[array] = index + 1
+                table = [*_parent(table, names), names[-1], str(index)]
+            else:
+                table = [*_parent(table, names), names[-1]]
+            consider(table, number)
+            continue
+        key = _KEY.match(raw)
+        if key:
+            consider([*table, *_dotted(key.group(1))], number)
+    return best[1] if best is not None else None
+
+
+def _parent(table: list[str], names: list[str]) -> list[str]:
+    """The table path a header `names` extends: array indexes of enclosing arrays kept."""
+    parent: list[str] = []
+    position = 0
+    for name in names[:-1]:
+        parent.append(name)
+        while position < len(table) and table[position] != name:
+            position += 1
+        if position + 1 < len(table) and table[position + 1].isdigit():
+            parent.append(table[position + 1])
+        position += 1
+    return parent
+
+
 def _depth(text: str) -> int:
     depth = deepest = 0
     for match in _TOKENS.finditer(text):
@@ -39,8 +109,9 @@ def _depth(text: str) -> int:
 
 
 def read_toml(data: bytes, *, source: str, code: Code, max_bytes: int = DEFAULT_MAX_BYTES,
-              max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any]:
-    """Parse one TOML document; `source` names it in refusals, all with `code`."""
+              max_depth: int = DEFAULT_MAX_DEPTH, file: str | None = None) -> dict[str, Any]:
+    """Parse one TOML document; `source` names it in refusals, all with `code` (placed in
+    `file`, at the parser's line, when given)."""
     if len(data) > max_bytes:
         raise Refused.one(code, f"{source}: {len(data)} bytes, limit {max_bytes}")
     try:
@@ -52,7 +123,9 @@ def read_toml(data: bytes, *, source: str, code: Code, max_bytes: int = DEFAULT_
     try:
         document: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise Refused.one(code, f"{source}: {exc}") from None
+        where = _AT_LINE.search(str(exc))
+        raise Refused.one(code, f"{source}: {exc}", file=file,
+                          line=int(where.group(1)) if where else None) from None
     except (RecursionError, ValueError) as exc:  # a limit of the parser: still a refusal
         raise Refused.one(code, f"{source}: {type(exc).__name__}: {str(exc)[:120]}") from None
     return document

@@ -10,13 +10,22 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.hashing import Digest, hash_bytes
-from horon_bundle.core.tomlread import read_toml
+from horon_bundle.core.tomlread import key_line, read_toml
 from horon_bundle.model import qa
 
 DECLARATION_NAME = "horon-release.toml"
 SCHEMA = 1
 UNCONFIGURED = "unconfigured"
 MAX_DECLARATION_BYTES = 1 << 20
+# every key of the schema, by table: what an unknown key is compared to ("did you mean")
+KEYS: dict[str, frozenset[str]] = {
+    "": frozenset({"schema", "publish", "qa", "plugin"}),
+    "publish": frozenset({"destination"}),
+    "qa": frozenset({"providers"}),
+    "plugin": frozenset({"id", "name", "package", "features", "qa-features", "targets",
+                         "profile", "license-file", "sidecar"}),
+    "plugin.sidecar": frozenset({"name", "source", "executable"}),
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,12 +81,27 @@ class Declaration:
                           f"{DECLARATION_NAME} declares no plugin {plugin_id!r}")
 
 
+def find_workspace(start: Path) -> Path:
+    """The plugin workspace holding `start`: the nearest directory, from `start` up, with a
+    horon-release.toml (the way cargo finds Cargo.toml)."""
+    here = start.resolve()
+    for directory in (here, *here.parents):
+        if (directory / DECLARATION_NAME).is_file():
+            return directory
+    raise Refused.one(codes.DECLARATION_MISSING,
+                      f"no {DECLARATION_NAME} in {here} or any directory above it",
+                      file=str(here))
+
+
 def load_declaration(workspace: Path) -> Declaration:
     path = workspace / DECLARATION_NAME
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise Refused.one(codes.DECLARATION_MISSING, f"{path}: not found") from None
+        raise Refused.one(codes.DECLARATION_MISSING, f"{path}: not found",
+                          "Pass the directory that holds horon-release.toml (or run the "
+                          "command inside it), or start a workspace with `horon-bundle new "
+                          "NAME`.") from None
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
     return parse_declaration(data, path)
@@ -86,10 +110,13 @@ def load_declaration(workspace: Path) -> Declaration:
 def parse_declaration(data: bytes, path: Path) -> Declaration:
     source = DECLARATION_NAME
     document = read_toml(data, source=source, code=codes.DECLARATION_SYNTAX,
-                         max_bytes=MAX_DECLARATION_BYTES)
+                         max_bytes=MAX_DECLARATION_BYTES, file=str(path))
+    text = data.decode("utf-8")
     findings = Findings()
     reader = FieldReader(source, findings, codes.DECLARATION_UNKNOWN_KEY,
-                         codes.DECLARATION_MISSING_KEY, codes.DECLARATION_TYPE, "key")
+                         codes.DECLARATION_MISSING_KEY, codes.DECLARATION_TYPE, "key",
+                         known={table: set(keys) for table, keys in KEYS.items()},
+                         file=str(path), locate=lambda where: key_line(text, where))
     schema = reader.take(document, "schema", int, "")
     if schema is not None and schema != SCHEMA:
         reader.report(codes.DECLARATION_VALUE, "schema", f"{schema}, this toolchain reads {SCHEMA}")

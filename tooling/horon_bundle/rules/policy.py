@@ -190,6 +190,26 @@ class QaFree(Requirement):
 
 
 @dataclass(frozen=True, slots=True)
+class CleanSource(Requirement):
+    """Built from a committed tree: a recorded revision and a clean git status (taken by the
+    build before it ran cargo, so the build's own outputs never count)."""
+
+    key = "clean-source"
+
+    def judge(self, subject: Subject) -> Judgement:
+        if subject.facts is None:
+            return cannot_judge("no readable provenance")
+        revision = subject.facts.source_revision
+        if revision is None:
+            return unmet("the provenance records no source revision (built outside git, or "
+                         "before the first commit)")
+        if subject.facts.source_dirty is not False:
+            return unmet(f"built from a dirty tree at {revision}: the source had uncommitted "
+                         "changes")
+        return met(revision)
+
+
+@dataclass(frozen=True, slots=True)
 class EvidenceIs(Requirement):
     evidence: str
     key = "evidence"
@@ -302,6 +322,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
                               "refs/tags/v1.2.0 (`*` is a wildcard)")
     if optional("qa-free", bool):
         requirements.append(QaFree())
+    if optional("clean-source", bool):
+        requirements.append(CleanSource())
     if (evidence := optional("evidence", str)) is not None:
         if evidence in EVIDENCE_KINDS:
             requirements.append(EvidenceIs(evidence))

@@ -1,0 +1,33 @@
+"""Ships the plugin templates and the docs inside the package (pyproject.toml has the rest).
+
+`horon-bundle new` renders from `horon_bundle/templates/` and `horon-bundle docs` reads
+`horon_bundle/docs/`; in the repository they live once, at the top level (`templates/`,
+`docs/`), so the wheel's build step copies them in. A checkout reads the top-level folders
+directly (`horon_bundle.core.shipped`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+# build output a checkout may hold inside templates/plugin; never shipped
+_SKIP = shutil.ignore_patterns("target", "dist", "__pycache__", "*.pyc", ".*.swp")
+
+
+class BuildWithData(build_py):
+    def run(self) -> None:
+        super().run()
+        package = Path(self.build_lib) / "horon_bundle"
+        for name in ("templates", "docs"):
+            source, target = ROOT / name, package / name
+            if source.is_dir():  # building from a tree without them fails the check in nox
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(source, target, ignore=_SKIP)
+
+
+setup(cmdclass={"build_py": BuildWithData})

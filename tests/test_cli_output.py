@@ -1,0 +1,191 @@
+"""Output that helps: one line per problem with its code and hint, "did you mean" for keys,
+commands and options, `--json` answers usage errors too, colour only where it belongs, and
+GitHub Actions annotations and step summaries only under GitHub Actions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from horon_bundle.cli.main import COMMANDS, parser
+from tests.conftest import BuiltExample
+from tests.helpers import HOST, REPO, TEMPLATE, assert_refused, cli, copy_workspace, tree_snapshot
+
+ESCAPE = "\x1b"
+
+
+def _declaration_with(tmp_path: Path, old: str, new: str) -> Path:
+    workspace = copy_workspace(TEMPLATE, tmp_path / "plugin")
+    declaration = workspace / "horon-release.toml"
+    text = declaration.read_text()
+    assert old in text
+    declaration.write_text(text.replace(old, new))
+    return workspace
+
+
+def test_a_typod_key_gets_the_nearest_known_key(tmp_path: Path) -> None:
+    workspace = _declaration_with(tmp_path, "qa-features =", "qa-feature =")
+    out = tmp_path / "out"
+    result = cli("build", workspace, "--out", out)
+    assert_refused(result, "declaration.unknown-key")
+    lines = result.stderr.splitlines()
+    at = lines.index("ERROR declaration.unknown-key: horon-release.toml: plugin[0].qa-feature: "
+                     "unknown key")
+    assert lines[at + 1] == ("  hint: Did you mean `qa-features`? An unknown key is refused, "
+                             "never ignored.")
+    assert tree_snapshot(out) == {}
+
+
+def test_a_key_in_the_wrong_table_is_named_where_it_belongs(tmp_path: Path) -> None:
+    workspace = _declaration_with(tmp_path, 'destination = "unconfigured"',
+                                  'destination = "unconfigured"\nprofile = "release"')
+    result = cli("build", workspace, "--out", tmp_path / "out")
+    assert_refused(result, "declaration.unknown-key")
+    assert "hint: Did you mean `plugin.profile`? `profile` belongs in `plugin`." in result.stderr
+
+
+def test_unknown_commands_and_options_get_a_suggestion() -> None:
+    command = cli("bild")
+    assert command.status == 2
+    assert "ERROR usage.invalid: unknown command 'bild'" in command.stderr
+    assert "hint: Did you mean `horon-bundle build`?" in command.stderr
+    option = cli("verify", "x.zip", "--polcy", "p.toml")
+    assert option.status == 2
+    assert "hint: Did you mean `--policy`?" in option.stderr
+
+
+@pytest.mark.parametrize("args", [["bild", "--json"], ["verify", "--json"],
+                                  ["build", "--json", "--channel", "beta"],
+                                  ["doctor", "x", "--json", "--timeout", "nan"]])
+def test_json_answers_usage_errors_too(args: list[str]) -> None:
+    result = cli(*args)
+    assert result.status == 2
+    document = result.json()  # exactly one JSON document on stdout
+    assert document["ok"] is False and document["exit_status"] == 2
+    assert [f["code"] for f in document["findings"]] == ["usage.invalid"]
+    assert "Traceback" not in result.stderr
+
+
+def test_version_names_the_tool() -> None:
+    for args in (["--version"], ["--version", "build"]):
+        result = cli(*args)
+        assert (result.status, result.stdout) == (0, "horon-bundle 0.1.0\n")
+
+
+def _actions(name: str) -> list[argparse.Action]:
+    top = parser(name)
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    return [a for a in sub.choices[name]._actions if not isinstance(a, argparse._HelpAction)]
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_option_of_every_command_has_help(name: str) -> None:
+    for action in _actions(name):
+        assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
+
+
+def test_plural_is_spelled_right(example_release: BuiltExample, tmp_path: Path,
+                                 cargo_target_dir: Path) -> None:
+    result = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir)
+    assert result.status == 0, result.stderr
+    assert "judging the resolved graph (1 package)" in result.stderr
+    assert "1 packages" not in result.stderr
+
+
+def test_no_color_means_no_escape_codes(example_release: BuiltExample, tmp_path: Path,
+                                        cargo_target_dir: Path) -> None:
+    """FORCE_COLOR makes rich treat the pipe as a terminal (colour, bold, the spinner);
+    NO_COLOR takes all of them away again."""
+    archive = example_release.archive
+    coloured = cli("verify", archive, env={"FORCE_COLOR": "1"})
+    assert coloured.status == 0 and ESCAPE in coloured.stderr
+    plain = cli("verify", archive, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert plain.status == 0 and ESCAPE not in plain.stderr
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured.stderr) == plain.stderr
+    built = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
+                env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert built.status == 0, built.stderr
+    assert ESCAPE not in built.stderr  # no bold, no colour, no spinner frames
+    refused = cli("verify", tmp_path / "nothing.zip", env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert refused.status == 1 and ESCAPE not in refused.stderr
+
+
+def test_annotations_only_under_github_actions(tmp_path: Path) -> None:
+    workspace = _declaration_with(tmp_path, "qa-features =", "qa-feature =")
+    local = cli("build", workspace, "--out", tmp_path / "out")
+    assert local.status == 1 and "::error" not in local.stderr + local.stdout
+    ci = cli("build", workspace, "--out", tmp_path / "out", "--json",
+             env={"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path)})
+    assert ci.status == 1
+    annotations = [line for line in ci.stderr.splitlines() if line.startswith("::")]
+    line = (workspace / "horon-release.toml").read_text().splitlines().index(
+        'qa-feature = ["qa-provider"]') + 1
+    assert annotations == [
+        f"::error file=plugin/horon-release.toml,line={line},title=declaration.unknown-key::"
+        "horon-release.toml: plugin[0].qa-feature: unknown key (hint: Did you mean "
+        "`qa-features`? An unknown key is refused, never ignored.)"]
+    assert ci.json()["findings"][0]["line"] == line  # stdout is still one JSON document
+
+
+def test_step_summary_lists_bundles_digests_and_checks(example_release: BuiltExample,
+                                                       tmp_path: Path,
+                                                       cargo_target_dir: Path) -> None:
+    summary = tmp_path / "summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    built = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
+                env=env)
+    assert built.status == 0, built.stderr
+    archive = tmp_path / "out" / f"example-0.1.0-{HOST}.zip"
+    digest = (tmp_path / "out" / f"{archive.name}.sha256").read_text().split()[0]
+    verified = cli("verify", archive, env=env)
+    assert verified.status == 0
+    text = summary.read_text()
+    assert "### horon-bundle build" in text and "### horon-bundle verify" in text
+    assert f"| example 0.1.0 {HOST} | release | clock, greeting | {digest} |" in text
+    assert f"| {archive} | verified |" in text
+    outside = cli("verify", archive, env={"GITHUB_STEP_SUMMARY": str(tmp_path / "no.md")})
+    assert outside.status == 0 and not (tmp_path / "no.md").exists()
+
+
+def test_summary_cells_cannot_break_the_table(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    evil = tmp_path / "a|b<img src=x>`\nERROR fake.zip"
+    result = cli("verify", evil, env={"GITHUB_ACTIONS": "true",
+                                      "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.status == 1
+    row = next(line for line in summary.read_text().splitlines() if "refused" in line)
+    assert "<img" not in row and "a\\|b&lt;img src=x&gt;'\\x0aERROR fake.zip" in row
+    assert row.count(" | ") == 4  # five cells, none split
+
+
+def test_readme_sample_output_is_the_real_one(tmp_path: Path, cargo_target_dir: Path) -> None:
+    """The README shows what `nox -s bundle` prints; `…` stands for the archive digest."""
+    readme = (REPO / "README.md").read_text()
+    sample = readme.split("<!-- sample: nox -s bundle -->\n```\n", 1)[1].split("```", 1)[0]
+    workspace = copy_workspace(TEMPLATE, tmp_path / "templates" / "plugin")
+    result = cli("build", workspace.relative_to(tmp_path), "--out", "dist", "--target-dir",
+                 cargo_target_dir, cwd=tmp_path)
+    assert result.status == 0, result.stderr
+    shown = sample.strip("\n").splitlines()
+    real = result.stderr.strip("\n").splitlines()
+    assert len(shown) == len(real), (shown, real)
+    for want, got in zip(shown, real, strict=True):
+        pattern = re.escape(want).replace("…", "[0-9a-f]{64}")
+        assert re.fullmatch(pattern, got), (want, got)
+
+
+def test_refusals_are_one_line_each_with_code_and_hint(tmp_path: Path) -> None:
+    workspace = _declaration_with(tmp_path, 'profile = "release"',
+                                  'profile = "release\\nERROR fake.code: forged"\nprofil = 1')
+    result = cli("build", workspace, "--out", tmp_path / "out", "--json")
+    assert result.status == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR ")]
+    hints = [line for line in result.stderr.splitlines() if line.startswith("  hint: ")]
+    assert len(errors) == len(hints) == len(result.json()["findings"]) == 2
+    assert all(re.match(r"ERROR [a-z]+\.[a-z0-9.-]+: horon-release\.toml: ", e) for e in errors)
+    assert "fake.code" not in result.codes
+    assert json.dumps(result.json()).count("fake.code") == 1  # the value, as data

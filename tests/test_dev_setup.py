@@ -1,0 +1,47 @@
+"""The README's test command on a fresh machine: `nox -s tests` either has every system tool
+it needs or stops at once, before installing or running anything, naming every missing tool
+and the one command that installs them; `.ci/run` installs the same set."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import REPO
+
+
+def _nox_tests(path: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nox", "--no-venv", "--no-color", "-s", "tests"],
+                          cwd=REPO, env={"PATH": path, "HOME": "/nonexistent"},
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def _system_tools() -> dict[str, str]:
+    text = (REPO / "noxfile.py").read_text()
+    table = text.split("SYSTEM_TOOLS = {", 1)[1].split("}", 1)[0]
+    return dict(re.findall(r'"([\w-]+)": "([\w-]+)"', table))
+
+
+def test_nox_tests_stops_at_once_naming_every_missing_tool(tmp_path: Path) -> None:
+    done = _nox_tests(str(tmp_path))  # a PATH with nothing on it
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    tools = _system_tools()
+    missing = output.split("missing: ", 1)[1].splitlines()[0]
+    assert missing.split(", ") == [*tools, "cargo"]
+    packages = " ".join(sorted(set(tools.values())))
+    assert f"install with: sudo apt-get install -y {packages}" in output
+    assert "or run .ci/run" in output and "https://rustup.rs" in output
+    assert "pytest" not in output.replace("pytest options", "")  # nothing ran
+
+
+def test_ci_run_installs_every_tool_the_tests_need() -> None:
+    script = (REPO / ".ci" / "run").read_text()
+    checked = dict(re.findall(r"command -v ([\w-]+) .*\|\| missing\+=\(([\w-]+)\)", script))
+    for tool, package in _system_tools().items():
+        if tool in ("setarch", "prlimit"):  # util-linux, checked through unshare
+            assert checked.get("unshare") == package
+            continue
+        assert checked.get(tool) == package, tool

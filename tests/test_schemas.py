@@ -1,0 +1,308 @@
+"""docs/schemas/: every schema agrees with the strict decoder it describes — every valid
+example accepted by both, every hostile case refused by both — and every `--json` document
+the CLI prints validates against its schema. What the decoder refuses beyond any JSON Schema
+(byte order, collisions, floats that look like integers …) is listed in each schema's
+description and tested here as decoder-only."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.manifest import parse_manifest
+from horon_bundle.model.provenance import parse_provenance
+from horon_bundle.model.record import parse_record
+from tests.conftest import BuiltExample
+from tests.helpers import HOST, REPO, TEMPLATE, cli
+
+SCHEMAS = REPO / "docs" / "schemas"
+Doc = dict[str, Any]
+Mutation = Callable[[Doc], None]
+
+
+def _validator(name: str) -> Any:
+    schema = json.loads((SCHEMAS / name).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_ok(name: str, document: object) -> bool:
+    return not list(_validator(name).iter_errors(document))
+
+
+def test_every_schema_is_a_valid_draft_2020_12_schema() -> None:
+    names = sorted(p.name for p in SCHEMAS.glob("*.json"))
+    assert len(names) >= 10
+    for name in names:
+        _validator(name)
+
+
+# --- plugin.json ------------------------------------------------------------------------
+def _refused(decode: Callable[[], object]) -> bool:
+    try:
+        decode()
+    except Refused:
+        return True
+    return False
+
+
+def _set(path: str, value: object) -> Mutation:
+    def change(doc: Doc) -> None:
+        *parents, last = path.split(".")
+        target: Any = doc
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        if value is _DELETE:
+            del target[int(last) if last.isdigit() else last]
+        elif last.isdigit():
+            target[int(last)] = value
+        else:
+            target[last] = value
+    return change
+
+
+_DELETE = object()
+SIDE = {"name": "notes-helper", "path": "sidecars/notes-helper", "executable": True,
+        "sha256": "0" * 64, "size": 5}
+PLUGIN_HOSTILE: dict[str, Mutation] = {
+    "unknown top-level field": _set("extra", 1),
+    "unknown field at depth 3": _set("assets.0.extra", "x"),
+    "missing id": _set("id", _DELETE),
+    "null where a string belongs": _set("name", None),
+    "other format": _set("format", "horon.plugin.v2"),
+    "bad id": _set("id", "Example"),
+    "id with a trailing newline": _set("id", "example\n"),
+    "bad version": _set("version", "1.0"),
+    "32-bit target": _set("target", "i686-unknown-linux-gnu"),
+    "unsupported os": _set("target", "x86_64-unknown-netbsd"),
+    "bad profile": _set("profile", "Release"),
+    "bad channel": _set("channel", "beta"),
+    "abi major 2": _set("abi.major", 2),
+    "abi minor 17 bits": _set("abi.minor", 65536),
+    "bool for an int": _set("library.size", True),
+    "string for an int": _set("library.size", "1"),
+    "negative size": _set("library.size", -1),
+    "size above 2^53-1": _set("license.size", 2**53),
+    "uppercase digest": _set("library.sha256", "A" * 64),
+    "short digest": _set("library.sha256", "a" * 63),
+    "absolute path": _set("license.path", "/LICENSE"),
+    "dot-dot path": _set("library.path", "lib/../x.so"),
+    "backslash path": _set("library.path", "lib\\x.so"),
+    "drive letter": _set("license.path", "C:LICENSE"),
+    "trailing dot": _set("license.path", "LICENSE."),
+    "control character": _set("license.path", "LIC\x01ENSE"),
+    "library outside lib/": _set("library.path", "libx.so"),
+    "asset not at the top level": _set("assets.1.path", "docs/sbom.cdx.json"),
+    "unknown asset role": _set("assets.1.role", "readme"),
+    "no provenance asset": _set("assets.0.role", "sbom"),
+    "duplicate feature": _set("features", ["clock", "clock"]),
+    "bad feature token": _set("features", ["Clock"]),
+    "sidecar outside sidecars/": _set("sidecars", [{**SIDE, "path": "bin/notes-helper"}]),
+    "sidecar without executable": _set("sidecars", [{k: v for k, v in SIDE.items()
+                                                     if k != "executable"}]),
+    "name with a newline": _set("name", "Ex\nample"),
+}
+PLUGIN_DECODER_ONLY: dict[str, Mutation] = {
+    "features not in byte order": _set("features", ["greeting", "clock"]),
+    "a float that is an integer": _set("library.size", 458712.0),
+    "a QA feature in a release": _set("features", ["clock", "qa-provider"]),
+    "library extension of another OS": _set("library.path", "lib/libhoron_example.dll"),
+    "reserved device name": _set("license.path", "CON"),
+    "case-insensitive collision": _set("license.path", "Provenance.json"),
+    "plugin.json declared as a file": _set("license.path", "plugin.json"),
+}
+
+
+@pytest.fixture(scope="module")
+def manifest_document(example_release: BuiltExample) -> Doc:
+    document: Doc = json.loads((example_release.bundle / "plugin.json").read_text())
+    return document
+
+
+def _manifest_bytes(document: Doc) -> bytes:
+    return json.dumps(document).encode()
+
+
+def test_valid_plugin_json_is_accepted_by_both(manifest_document: Doc) -> None:
+    with_sidecar = copy.deepcopy(manifest_document)
+    with_sidecar["sidecars"] = [SIDE]
+    qa_channel = copy.deepcopy(manifest_document)
+    qa_channel.update(channel="qa", features=["clock", "greeting", "qa-provider"])
+    for document in (manifest_document, with_sidecar, qa_channel):
+        parse_manifest(_manifest_bytes(document))
+        assert _schema_ok("plugin.schema.json", document)
+
+
+# issue 10 item 4 (`re.match` with `$` accepts a final newline) is fixed in core/paths on the
+# verifier's branch; strict, so the merge turns this into a failure until the mark is removed
+_OPEN_ON_THIS_BRANCH = {"id with a trailing newline"}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="issue 10 item 4"))
+    if case in _OPEN_ON_THIS_BRANCH else case for case in sorted(PLUGIN_HOSTILE)])
+def test_hostile_plugin_json_is_refused_by_both(manifest_document: Doc, case: str) -> None:
+    document = copy.deepcopy(manifest_document)
+    PLUGIN_HOSTILE[case](document)
+    assert _refused(lambda: parse_manifest(_manifest_bytes(document))), case
+    assert not _schema_ok("plugin.schema.json", document), case
+
+
+@pytest.mark.parametrize("case", sorted(PLUGIN_DECODER_ONLY))
+def test_what_only_the_decoder_can_refuse(manifest_document: Doc, case: str) -> None:
+    document = copy.deepcopy(manifest_document)
+    PLUGIN_DECODER_ONLY[case](document)
+    assert _refused(lambda: parse_manifest(_manifest_bytes(document))), case
+    assert _schema_ok("plugin.schema.json", document), f"{case}: move it to the hostile list"
+
+
+# --- provenance parameters ---------------------------------------------------------------
+def _parameters(statement: Doc) -> Doc:
+    definition = statement["predicate"]["buildDefinition"]
+    return {"externalParameters": definition["externalParameters"],
+            "internalParameters": definition["internalParameters"]}
+
+
+EXT = "predicate.buildDefinition.externalParameters"
+INT_ = "predicate.buildDefinition.internalParameters"
+PARAMETERS_HOSTILE: dict[str, Mutation] = {
+    "unknown external parameter": _set(f"{EXT}.cflags", "-O0"),
+    "unknown internal parameter": _set(f"{INT_}.debug", True),
+    "missing claim": _set(f"{EXT}.claim", _DELETE),
+    "claim not strings": _set(f"{EXT}.claim", [1]),
+    "dirty as a string": _set(f"{EXT}.source.dirty", "no"),
+    "revision as a number": _set(f"{EXT}.source.revision", 7),
+    "short declaration digest": _set(f"{EXT}.declaration.digest.sha256", "ab"),
+    "extra digest algorithm": _set(f"{EXT}.declaration.digest.md5", "0" * 32),
+    "unknown evidence kind": _set(f"{INT_}.evidence", "trust-me"),
+    "epoch as a string": _set(f"{INT_}.source_date_epoch", "0"),
+    "provider field not a string": _set(f"{INT_}.qa.providers", [{"package": 1}]),
+    "missing qa markers": _set(f"{INT_}.qa.markers", _DELETE),
+}
+
+
+@pytest.fixture(scope="module")
+def statement(example_release: BuiltExample) -> Doc:
+    document: Doc = json.loads((example_release.bundle / "provenance.json").read_text())
+    return document
+
+
+def test_valid_provenance_parameters_are_accepted_by_both(statement: Doc) -> None:
+    parse_provenance(json.dumps(statement).encode())
+    assert _schema_ok("provenance-parameters.schema.json", _parameters(statement))
+
+
+@pytest.mark.parametrize("case", sorted(PARAMETERS_HOSTILE))
+def test_hostile_provenance_parameters_are_refused_by_both(statement: Doc, case: str) -> None:
+    document = copy.deepcopy(statement)
+    PARAMETERS_HOSTILE[case](document)
+    assert _refused(lambda: parse_provenance(json.dumps(document).encode())), case
+    assert not _schema_ok("provenance-parameters.schema.json", _parameters(document)), case
+
+
+# --- artifact record ----------------------------------------------------------------------
+RECORD_HOSTILE: dict[str, Mutation] = {
+    "unknown field": _set("note", "x"),
+    "other format": _set("format", "horon.artifact-record.v2"),
+    "missing invocation": _set("invocation", _DELETE),
+    "size as a string": _set("library.size", "1"),
+    "unknown library field": _set("library.url", "https://example.invalid"),
+    "claim not strings": _set("claim", [True]),
+    "cwd elsewhere": _set("invocation.cwd", "/home/ci"),
+    "failed build": _set("invocation.exit_status", 101),
+    "env value not a string": _set("invocation.env", {"RUSTFLAGS": 1}),
+    "unknown observer": _set("advertised.observed_by", ["hearsay"]),
+    "graph of another format": _set("graph.format", "horon.graph.v0"),
+    "unknown graph field": _set("graph.extra", []),
+}
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Doc:
+    out = tmp_path_factory.mktemp("compiled")
+    result = cli("compile", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir, "--json")
+    assert result.status == 0, result.stderr
+    assert _schema_ok("compile-result.schema.json", result.json())
+    document: Doc = json.loads(Path(result.json()["compiled"][0]["record"]).read_text())
+    return document
+
+
+@pytest.mark.cargo
+def test_a_valid_record_is_accepted_by_both(record: Doc) -> None:
+    parse_record(copy.deepcopy(record), "record.json")
+    assert _schema_ok("artifact-record.schema.json", record)
+    without_advertised = {**copy.deepcopy(record), "advertised": None}
+    parse_record(without_advertised, "record.json")
+    assert _schema_ok("artifact-record.schema.json", without_advertised)
+
+
+@pytest.mark.cargo
+@pytest.mark.parametrize("case", sorted(RECORD_HOSTILE))
+def test_a_hostile_record_is_refused_by_both(record: Doc, case: str) -> None:
+    document = copy.deepcopy(record)
+    RECORD_HOSTILE[case](document)
+    assert _refused(lambda: parse_record(copy.deepcopy(document), "record.json")), case
+    assert not _schema_ok("artifact-record.schema.json", document), case
+
+
+# --- the --json reports -------------------------------------------------------------------
+def _valid(name: str, document: object) -> None:
+    errors = [e.message for e in _validator(name).iter_errors(document)]
+    assert not errors, (name, errors)
+
+
+@pytest.mark.cargo
+def test_every_json_report_validates(example_release: BuiltExample, tmp_path: Path,
+                                     cargo_target_dir: Path) -> None:
+    archive, bundle = example_release.archive, example_release.bundle
+    _valid("verify-report.schema.json", cli("verify", archive, "--json").json())
+    _valid("verify-report.schema.json", cli("verify", archive, bundle, "--json").json())
+    broken = cli("verify", tmp_path / "missing.zip", "--json")
+    assert broken.status == 1
+    _valid("verify-report.schema.json", broken.json())
+    _valid("doctor-report.schema.json", cli("doctor", bundle, "--json").json())
+    _valid("inspect-report.schema.json", cli("inspect", archive, "--json").json())
+    _valid("inspect-report.schema.json", cli("inspect", tmp_path / "gone", "--json").json())
+    built = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
+                "--json")
+    _valid("build-result.schema.json", built.json())
+    _valid("new-result.schema.json", cli("new", "acme-notes", "--json", cwd=tmp_path).json())
+    _valid("publish-receipt.schema.json", cli("publish", tmp_path / "out", "--json").json())
+    store = tmp_path / "store"
+    store.mkdir()
+    gate = {"HORON_PUBLISH_ENABLED": "true", "HORON_PUBLISH_DESTINATION": store.as_uri()}
+    for extra in (["--dry-run"], []):
+        receipt = cli("publish", tmp_path / "out", "--json", *extra, env=gate)
+        assert receipt.status == 0, receipt.stderr
+        _valid("publish-receipt.schema.json", receipt.json())
+    for refused in (cli("build", tmp_path / "nowhere", "--json"), cli("bild", "--json"),
+                    cli("new", "Bad", "--json", cwd=tmp_path)):
+        assert refused.status in (1, 2)
+        _valid("refusal.schema.json", refused.json())
+
+
+def test_report_schemas_are_not_vacuous() -> None:
+    assert not _schema_ok("refusal.schema.json", {"ok": False, "exit_status": 1,
+                                                  "findings": []})
+    assert not _schema_ok("refusal.schema.json", {"ok": False, "exit_status": 4, "findings": [
+        {"code": "x.y", "message": "m", "hint": "h"}]})
+    assert not _schema_ok("publish-receipt.schema.json", {
+        "format": "horon.publish-receipt.v1", "ok": True, "skipped": True, "dry_run": False,
+        "destination": None, "bundles": []})  # skipped without its reason
+    assert not _schema_ok("build-result.schema.json", {"format": "horon.build-result.v1",
+                                                       "ok": True, "bundles": []})
+    assert not _schema_ok("verify-report.schema.json", {"format": "horon.verify-report.v1"})
+    assert _schema_ok("new-result.schema.json", {
+        "format": "horon.new-result.v1", "ok": True, "workspace": "/w", "id": "ab",
+        "package": "ab", "license": "MIT", "files": [], "git": False})
+    assert not _schema_ok("new-result.schema.json", {
+        "format": "horon.new-result.v1", "ok": True, "workspace": "/w", "id": "ab",
+        "package": "ab", "license": "GPL-3.0", "files": [], "git": False})
+    assert HOST  # the reports above name the host target

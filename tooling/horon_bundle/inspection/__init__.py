@@ -1,0 +1,1 @@
+"""`horon-bundle inspect`: what a bundle holds, shown from its verified facts."""
