@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from horon_bundle.cli import render
+from horon_bundle.cli.escaping import plain
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.model.harness.profile import shipped_profiles
 
@@ -27,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
              "understood": list(p.understood), "absent": list(p.absent),
              "broken": dict(p.broken)} for p in profiles]})
         return EXIT_OK
-    for profile in profiles:
-        sys.stdout.write(f"{profile.token}  {profile.description} "
-                         f"({len(profile.fired)} events fired; from {profile.source})\n")
+    for profile in profiles:  # the listing is this command's output: on stdout, escaped
+        sys.stdout.write(plain(f"{profile.token}  {profile.description} "
+                               f"({len(profile.fired)} events fired; from {profile.source})")
+                         + "\n")
     return EXIT_OK

@@ -50,6 +50,10 @@ def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> Ve
     try:
         source = open_bundle(target)
     except Refused as exc:
+        if not report.checks:  # nothing says it is a harness bundle: report it as verify does
+            unreadable = VerifyReport(path=str(path))
+            unreadable.judged("archive", list(exc.findings))
+            return unreadable
         report.judged("archive", list(exc.findings))
         return report
     with source:

@@ -8,7 +8,9 @@ from typing import Any
 
 from horon_bundle.model.harness.catalogue import Catalogue
 from horon_bundle.model.harness.profile import HostProfile
-from horon_bundle.verify.report import REPORT_FORMAT, VerifyReport
+from horon_bundle.verify.report import VerifyReport
+
+REPORT_FORMAT = "horon.harness-verify-report.v1"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
