@@ -31,6 +31,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "withdraw a published version (its bytes stay; it can never be reused)"),
     "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
     "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
+    "install": ("cmd_install", "verify a bundle and install it into an agent home"),
+    "list": ("cmd_list", "list the plugins installed in an agent home"),
+    "enable": ("cmd_enable", "enable one installed version of a plugin"),
+    "disable": ("cmd_disable", "disable a plugin (it stays installed)"),
+    "status": ("cmd_status", "installed copies, the enabled one, and whether they verify"),
+    "check": ("cmd_check", "re-verify an installed plugin before loading it"),
+    "uninstall": ("cmd_uninstall", "remove an installed version from an agent home"),
     "codes": ("cmd_codes", "list every refusal code"),
 }
 
