@@ -19,7 +19,10 @@ from typing import Any
 import pytest
 
 from horon_bundle.core.errors import EXIT_ENVIRONMENT, Refused
+from horon_bundle.core.strictjson import canonical_bytes
 from horon_bundle.install.installer import InstallRequest, install
+from horon_bundle.install.state import parse_state, state_bytes
+from horon_bundle.install.versions import highest
 from tests.gate_helpers import rewrite_record
 from tests.helpers import HOST, REPO, TEMPLATE, assert_refused, cli, tree_snapshot
 from tests.install_support import (
@@ -95,10 +98,20 @@ def test_other_bytes_under_an_installed_version_are_refused(bundles: Bundles,
 def test_a_directory_bundle_installs_and_its_archive_is_the_same_copy(bundles: Bundles,
                                                                       tmp_path: Path) -> None:
     home = tmp_path / "home"
-    result = hb("install", bundles.v2_dir, "--json", home=home)
+    source = tmp_path / bundles.v2_dir.name
+    shutil.copytree(bundles.v2_dir, source)
+    (source / "LICENSE").chmod(0o600)  # modes verify accepts, normalised on the way in
+    (source / "lib" / "libhoron_example.so").chmod(0o750)
+    (source / "lib").chmod(0o700)
+    result = hb("install", source, "--json", home=home)
     assert result.status == 0, result.stderr
     assert result.json()["archive_sha256"] is None
-    assert tree_snapshot(copy_location(home, "0.2.0")) == tree_snapshot(bundles.v2_dir)
+    copy = copy_location(home, "0.2.0")
+    assert tree_snapshot(copy) == tree_snapshot(bundles.v2_dir)
+    modes = {p.relative_to(copy).as_posix(): stat.S_IMODE(p.stat().st_mode)
+             for p in copy.rglob("*")}
+    assert modes["LICENSE"] == 0o644 and modes["lib"] == 0o755
+    assert modes["lib/libhoron_example.so"] == 0o755
     assert hb("install", bundles.v2, "--json", home=home).json()["status"] == "already-installed"
 
 
@@ -163,6 +176,10 @@ def test_status_verify_and_check_see_tampering_after_install(bundles: Bundles,
     assert_refused(check, "install.tampered")
     assert "layout.undeclared" in check.codes and "checksum.unlisted" in check.codes
     assert_refused(hb("status", "example", "--verify", home=home), "layout.undeclared")
+    assert hb("disable", "example", home=home).status == 0
+    before = home_state(home)
+    assert_refused(hb("enable", "example", home=home), "install.tampered")  # never enabled
+    assert home_state(home) == before
 
 
 def test_a_copy_replaced_by_another_valid_bundle_is_not_the_recorded_one(
@@ -195,6 +212,7 @@ def test_uninstall_removes_the_version_and_disables_it(bundles: Bundles, tmp_pat
     assert plugin["enabled"] == {} and list(plugin["installed"]) == ["0.2.0"]
     before = home_state(home)
     assert_refused(hb("uninstall", "example", "0.1.0", home=home), "install.not-installed")
+    assert_refused(hb("disable", "other", home=home), "install.not-installed")
     assert_refused(hb("enable", "example", "0.1.0", home=home), "install.not-installed")
     assert_refused(hb("check", "example", home=home), "install.not-enabled")
     assert home_state(home) == before
@@ -358,3 +376,156 @@ def test_the_documented_commands_run_as_shown(bundles: Bundles, tmp_path: Path, 
         result = cli(*command, cwd=tmp_path)
         assert result.status == 0, (command, result.stderr)
     assert (tmp_path / "agent-home" / "native-plugins" / "example" / "0.1.0" / HOST).is_dir()
+
+
+def test_status_reconciles_the_disk_with_the_state_file(bundles: Bundles,
+                                                       tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    assert hb("install", bundles.v2, home=home).status == 0
+    native = home / "native-plugins"
+    (native / "README").write_text("not a plugin\n")
+    (native / "example" / "not-a-version").mkdir()
+    listed = hb("list", "--json", home=home)
+    assert listed.status == 0
+    assert listed.json()["notes"] == ["native-plugins/README: not a plugin id; ignored",
+                                      "native-plugins/example/not-a-version: not a version; "
+                                      "ignored"]
+    shutil.rmtree(copy_location(home, "0.1.0"))
+    status = hb("status", "--json", home=home).json()
+    assert [(c["version"], c["state"]) for c in status["copies"]] == [("0.1.0", "missing"),
+                                                                      ("0.2.0", "installed")]
+    assert_refused(hb("status", "--verify", home=home), "install.not-installed")
+    missing = hb("check", "example", home=home)
+    assert_refused(missing, "install.not-installed")
+    assert "recorded in state.json but missing" in missing.stderr
+    assert_refused(hb("enable", "example", "0.1.0", home=home), "install.not-installed")
+    assert hb("list", "--json", home=tmp_path / "none").json()["exists"] is False
+
+
+def test_layout_files_that_are_not_regular_files_are_refused(bundles: Bundles,
+                                                             tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, home=home).status == 0
+    state = home / "state.json"
+    kept = state.read_bytes()
+    state.unlink()
+    state.mkdir()
+    assert_refused(hb("install", bundles.v2, home=home), "install.home")
+    assert_refused(hb("list", home=home), "install.home")
+    state.rmdir()
+    state.write_bytes(b" " * (16 * 1024 * 1024 + 1))
+    assert_refused(hb("list", home=home), "install.state")
+    state.write_bytes(kept)
+    lock = home / "install.lock"
+    lock.unlink()
+    lock.mkdir()
+    assert_refused(hb("install", bundles.v2, home=home), "install.home")
+    assert list(lock.iterdir()) == []
+
+
+def test_every_target_has_its_own_enabled_version(bundles: Bundles, tmp_path: Path,
+                                                  cargo_target_dir: Path) -> None:
+    """A second target from a real PE library (llvm-mc + lld) bound by an artifact record."""
+    compiled = tmp_path / "compiled"
+    assert cli("compile", TEMPLATE, "--out", compiled, "--target-dir",
+               cargo_target_dir).status == 0
+    [record] = compiled.glob("*.compiled/record.json")
+    windows = "x86_64-pc-windows-msvc"
+    library = make_pe(tmp_path, "horon_example")
+    data = library.read_bytes()
+
+    def cross_compiled(document: dict[str, Any]) -> None:
+        document["target"] = windows
+        document["library"] = {"name": library.name, "sha256": hashlib.sha256(data).hexdigest(),
+                               "size": len(data)}
+        document["advertised"] = None
+
+    rewrite_record(record, cross_compiled)
+    dist = tmp_path / "dist"
+    assert cli("build", TEMPLATE, "--out", dist, "--prebuilt", library, "--record", record,
+               "--target", windows).status == 0
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    assert hb("install", dist / f"example-0.1.0-{windows}.zip", "--enable", home=home).status == 0
+    assert hb("install", bundles.v2, "--enable", home=home).status == 0
+    plugin = _state(home)["native_plugins"]["example"]  # type: ignore[index]
+    assert plugin["enabled"] == {HOST: "0.2.0", windows: "0.1.0"}
+    assert hb("check", "example", "--target", windows, home=home).status == 0
+    assert hb("disable", "example", "--target", windows, home=home).status == 0
+    assert _state(home)["native_plugins"]["example"]["enabled"] == {  # type: ignore[index]
+        HOST: "0.2.0"}
+    assert_refused(hb("check", "example", "--target", windows, home=home), "install.not-enabled")
+    assert_refused(hb("enable", "example", "--target", "aarch64-apple-darwin", home=home),
+                   "install.not-installed")
+    # uninstalling one target of a version leaves its other targets in place
+    assert hb("uninstall", "example", "0.1.0", "--target", windows, home=home).status == 0
+    assert not copy_location(home, "0.1.0", windows).exists()
+    assert copy_location(home, "0.1.0").is_dir()
+    assert hb("status", "--verify", home=home).status == 0
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    (lambda d: d.update(extra=1), "extra: unknown field"),
+    (lambda d: d.update(native_plugins=[]), "native_plugins: expected an object"),
+    (lambda d: d["native_plugins"]["example"].update(enabled={HOST: "9.9.9"}),
+     "enables '9.9.9', which is not installed"),
+    (lambda d: d["native_plugins"]["example"].update(enabled={HOST: 1}), "expected a string"),
+    (lambda d: d["native_plugins"]["example"].update(installed={}),
+     "a plugin with no installed version"),
+    (lambda d: d["native_plugins"]["example"]["installed"].update({"0.2": {}}),
+     "'0.2' is not a semantic version"),
+    (lambda d: d["native_plugins"]["example"]["installed"].update({"0.2.0": {}}),
+     "a version with no target"),
+    (lambda d: _copy(d).update(installed_at="yesterday"), "is not a UTC time"),
+    (lambda d: _copy(d).update(content_sha256="ab"), "'ab' is not a SHA-256"),
+    (lambda d: _copy(d).update(archive_sha256="AB" * 32), "is not a SHA-256"),
+    (lambda d: _copy(d).update(source="a\nb"), "is not a file name"),
+    (lambda d: _copy(d).update(channel="beta"), "'beta' is not release or qa"),
+    (lambda d: _copy(d).pop("channel"), "channel: required field is missing"),
+    (lambda d: _copy(d).update(installed_at=None), "installed_at: null"),
+    (lambda d: _copy(d).update(more=True), "more: unknown field"),
+    (lambda d: d["native_plugins"].update({"Example": d["native_plugins"]["example"]}),
+     "'Example' is not a plugin id"),
+    (lambda d: d["native_plugins"]["example"]["installed"]["0.1.0"].update(
+        {"x86_64": _copy(d)}), "'x86_64' is not a target triple"),
+])
+def test_the_state_decoder_refuses_each_malformed_field(change: Any, says: str) -> None:
+    document = json.loads(_GOOD_STATE)
+    change(document)
+    with pytest.raises(Refused) as caught:
+        parse_state(json.dumps(document).encode(), "state.json")
+    assert set(caught.value.codes()) == {"install.state"}
+    assert says in str(caught.value), str(caught.value)
+
+
+_GOOD_STATE = json.dumps({"format": "horon.agent-home.v1", "native_plugins": {"example": {
+    "enabled": {HOST: "0.1.0"}, "installed": {"0.1.0": {HOST: {
+        "installed_at": "2026-01-31T12:00:00Z", "content_sha256": "a" * 64,
+        "archive_sha256": None, "source": "example", "channel": "release"}}}}}})
+
+
+def _copy(document: dict[str, Any]) -> dict[str, Any]:
+    copy: dict[str, Any] = document["native_plugins"]["example"]["installed"]["0.1.0"][HOST]
+    return copy
+
+
+def test_the_state_file_round_trips_canonically() -> None:
+    state = parse_state(_GOOD_STATE.encode(), "state.json")
+    data = state_bytes(state)
+    assert parse_state(data, "state.json") == state
+    assert data == canonical_bytes(json.loads(_GOOD_STATE))
+    assert state_bytes(state.without_copy("example", "0.1.0", HOST)) == canonical_bytes(
+        {"format": "horon.agent-home.v1", "native_plugins": {}})
+
+
+@pytest.mark.parametrize(("versions", "expected"), [
+    (["0.1.0", "0.10.0", "0.9.0"], "0.10.0"),
+    (["1.0.0-rc.1", "1.0.0-beta.11", "1.0.0-beta.2"], "1.0.0-rc.1"),
+    (["1.0.0", "1.0.0-rc.1"], "1.0.0"),
+    (["1.0.0-alpha", "1.0.0-alpha.1"], "1.0.0-alpha.1"),
+    (["1.0.0-1", "1.0.0-alpha"], "1.0.0-alpha"),
+])
+def test_enable_without_a_version_takes_the_highest_by_semver(versions: list[str],
+                                                             expected: str) -> None:
+    assert highest(versions) == expected

@@ -99,12 +99,12 @@ def test_the_state_file_and_the_lock_are_never_followed(bundles: Bundles,
     assert not (tmp_path / "lock-target").exists()
 
 
-@pytest.mark.parametrize("swapped", ["native-plugins", "id"])
+@pytest.mark.parametrize("swapped", ["home", "native-plugins", "id"])
 def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, tmp_path: Path,
                                                              swapped: str) -> None:
     home = _home_with_v1(bundles, tmp_path)
     native = home / "native-plugins"
-    place = native if swapped == "native-plugins" else native / "example"
+    place = {"home": home, "native-plugins": native, "id": native / "example"}[swapped]
     outside = tmp_path / "outside"
     shutil.copytree(place, outside)
     outside_before = tree_snapshot(outside)
@@ -115,12 +115,49 @@ def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, t
     place.symlink_to(outside, target_is_directory=True)
     result = paused.resume()
     assert_refused(result, "install.race")
-    assert "was replaced after it was checked" in result.stderr
+    assert ("was replaced while the command ran" if swapped == "home"
+            else "was replaced after it was checked") in result.stderr
     assert tree_snapshot(outside) == outside_before  # nothing went through the link
-    assert (home / "state.json").read_bytes() == state_before
+    opened_home = moved if swapped == "home" else home
+    assert (opened_home / "state.json").read_bytes() == state_before
     # the directory that was opened got no new version and kept no staging
     assert debris(tmp_path) == []
+    assert not (opened_home / "native-plugins" / "example" / "0.2.0").exists()
     assert not (moved / ("example/0.2.0" if swapped == "native-plugins" else "0.2.0")).exists()
+
+
+@pytest.mark.parametrize("step", ["staged", "before-rename"])
+def test_a_staging_directory_swapped_before_the_rename_is_never_installed(
+        bundles: Bundles, tmp_path: Path, step: str) -> None:
+    """The copy verified is the copy renamed: a directory put in the staging directory's
+    place (here: a copy of the other 0.2.0 bytes) is refused, never renamed into place."""
+    home = _home_with_v1(bundles, tmp_path)
+    before = tree_snapshot(home)
+    paused = Paused(["install", bundles.v2, "--home", home], step, tmp_path / "marker")
+    [staging] = (home / "native-plugins").glob(".staging-*")
+    staging.rename(tmp_path / "taken")
+    shutil.copytree(tmp_path / "taken", staging)
+    result = paused.resume()
+    assert_refused(result, "install.race")
+    assert "was replaced while" in result.stderr
+    assert not copy_location(home, "0.2.0").exists()
+    assert {p: v for p, v in tree_snapshot(home).items()
+            if not p.startswith("native-plugins/.staging-")} == before
+
+
+def test_a_final_directory_that_appears_before_the_rename_is_not_replaced(
+        bundles: Bundles, tmp_path: Path) -> None:
+    """renameat2(RENAME_NOREPLACE): an empty directory made under the final name by a program
+    that ignores the lock is not replaced, as plain rename(2) would."""
+    home = _home_with_v1(bundles, tmp_path)
+    paused = Paused(["install", bundles.v2, "--home", home], "before-rename",
+                    tmp_path / "marker")
+    (home / "native-plugins" / "example" / "0.2.0").mkdir()
+    result = paused.resume()
+    assert_refused(result, "install.race")
+    assert "native-plugins/example/0.2.0 appeared while this install held" in result.stderr
+    assert list((home / "native-plugins" / "example" / "0.2.0").iterdir()) == []
+    assert debris(home) == []
 
 
 def test_an_empty_final_directory_is_not_replaced(bundles: Bundles, tmp_path: Path) -> None:
@@ -185,3 +222,41 @@ def test_malformed_names_on_the_command_line_are_usage_errors(tmp_path: Path) ->
                  ("uninstall", "example", "0.1.0/..")):
         assert_refused(hb(*args, home=home), "install.name", status=2)
     assert not home.exists()
+
+
+def test_an_archive_replaced_between_its_hash_and_its_verification_is_refused(
+        bundles: Bundles, tmp_path: Path) -> None:
+    """The digest recorded is the digest of the bytes verified: another valid archive put
+    under the name after hashing is refused before the home is touched."""
+    archive = tmp_path / bundles.v1.name
+    shutil.copyfile(bundles.v1, archive)
+    home = tmp_path / "home"
+    paused = Paused(["install", archive, "--home", home], "hashed", tmp_path / "marker")
+    replacement = tmp_path / "replacement.zip"
+    shutil.copyfile(bundles.v1_other, replacement)
+    replacement.replace(archive)
+    result = paused.resume()
+    assert_refused(result, "install.integrity")
+    assert "the archive changed while it was being verified" in result.stderr
+    assert not home.exists()
+
+
+def test_a_copy_of_another_version_under_the_final_name_is_occupied(bundles: Bundles,
+                                                                    tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", bundles.v2, home=home).status == 0
+    copy_location(home, "0.1.0").parent.mkdir()
+    copy_location(home, "0.2.0").rename(copy_location(home, "0.1.0"))
+    before = tree_snapshot(home)
+    result = hb("install", bundles.v1, home=home)
+    assert_refused(result, "install.occupied")
+    assert f"native-plugins/example/0.1.0/{HOST}: its plugin.json names example 0.2.0" in (
+        result.stderr)
+    assert tree_snapshot(home) == before
+
+
+def test_a_pause_point_without_its_file_is_refused(bundles: Bundles, tmp_path: Path) -> None:
+    result = hb("install", bundles.v1, home=tmp_path / "home",
+                env={"HORON_INSTALL_PAUSE_AT": "hashed"})
+    assert_refused(result, "environment.value")
+    assert "needs HORON_INSTALL_PAUSE_FILE" in result.stderr

@@ -6,12 +6,14 @@ their verification overlap, the lock decides the order of their writes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -112,3 +114,37 @@ def test_a_writer_waits_for_the_lock_and_gives_up_after_its_timeout(bundles: Bun
         assert hb("list", home=home).status == 0  # readers never wait
     assert tree_snapshot(home) == before
     assert hb("install", bundles.v2, "--lock-timeout", "0.5", home=home).status == 0
+
+
+def test_a_lock_file_replaced_while_a_writer_waits_is_locked_again(bundles: Bundles,
+                                                                   tmp_path: Path) -> None:
+    """A writer that got the lock of a file no longer in place locks the one now there, so
+    two writers never hold two different lock files."""
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, home=home).status == 0
+    lock = home / "install.lock"
+    with lock.open("rb") as old:
+        fcntl.flock(old.fileno(), fcntl.LOCK_EX)
+        waiting = _start(["install", bundles.v2, "--home", home, "--lock-timeout", "4"])
+        _wait_until_open(waiting.pid, lock)  # it waits on the old file's lock now
+        fresh = home / "fresh.lock"
+        fresh.write_bytes(b"")
+        fresh.replace(lock)
+        with lock.open("rb") as new:
+            fcntl.flock(new.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(old.fileno(), fcntl.LOCK_UN)
+            [(status, _out, err)] = _finish([waiting])
+    assert status == 3 and "ERROR install.busy" in err, err
+    assert not copy_location(home, "0.2.0").exists()
+
+
+def _wait_until_open(pid: int, path: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if fd.readlink() == path:
+                        return
+        time.sleep(0.01)
+    raise AssertionError(f"{pid} never opened {path}")

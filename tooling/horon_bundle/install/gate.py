@@ -17,6 +17,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import hash_file
 from horon_bundle.install.copies import content_digest
+from horon_bundle.install.pause import pause
 from horon_bundle.model.checks import PASS
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.audit import AuditOptions, audit_path
@@ -39,7 +40,6 @@ class Admitted:
     manifest: Manifest
     content_sha256: str
     archive_sha256: str | None
-    archive_stat: tuple[int, int, int, int, int] | None  # dev, ino, size, mtime, ctime
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int, int]:
@@ -56,7 +56,9 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
             archive_sha256 = hash_file(path).sha256
         except OSError as exc:
             raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
+        pause("hashed")
     report = audit_path(path, options)
+    _unchanged(path, archive_stat)  # the bytes hashed are the bytes verified
     findings = Findings()
     findings.extend(report.findings)
     manifest = report.manifest
@@ -76,17 +78,19 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
     content = content_digest(report)
     assert manifest is not None and content is not None
     return Admitted(path=path, report=report, manifest=manifest, content_sha256=content,
-                    archive_sha256=archive_sha256, archive_stat=archive_stat)
+                    archive_sha256=archive_sha256)
 
 
-def unchanged(admitted: Admitted) -> None:
-    """The archive is still the file that was hashed and verified (checked after copying)."""
-    if admitted.archive_stat is None:
+def _unchanged(path: Path, before: tuple[int, int, int, int, int] | None) -> None:
+    """The archive is still the file that was hashed: any write or replacement changes its
+    ctime or inode. (What the copy takes from it later is checked against the verified
+    digests by verifying the staged copy.)"""
+    if before is None:
         return
     try:
-        now = _stat_key(admitted.path)
+        now = _stat_key(path)
     except OSError:
         now = None
-    if now != admitted.archive_stat:
+    if now != before:
         raise Refused.one(codes.INSTALL_INTEGRITY,
-                          f"{admitted.path.name}: the archive changed while it was installed")
+                          f"{path.name}: the archive changed while it was being verified")

@@ -20,6 +20,7 @@ PAUSE_AT = "HORON_INSTALL_PAUSE_AT"
 PAUSE_FILE = "HORON_INSTALL_PAUSE_FILE"
 # every step a test can stop at, in the order an install passes them
 STEPS = (
+    "hashed",         # an archive's SHA-256 is taken; its verification is next
     "walked",         # the home's directories are open and checked; nothing staged yet
     "copying",        # the first file of the bundle is in the staging directory
     "staged",         # every file is copied and fsynced; the copy is not yet re-verified

@@ -138,10 +138,6 @@ class Staging:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
                 raise Refused.one(codes.INSTALL_RACE, f"{where} appeared while this install "
                                                       "held the home's lock") from None
-            if exc.errno == errno.EXDEV:
-                raise Refused.one(codes.INSTALL_CROSS_DEVICE,
-                                  f"{where} is on another file system than "
-                                  f"{self.area_where}") from None
             raise io_error(where, exc) from None
         self.committed = True
         try:

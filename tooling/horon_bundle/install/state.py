@@ -125,7 +125,7 @@ class _Decoder:
         self.reader.report(codes.INSTALL_STATE, where, message)
 
     def key(self, value: str, pattern: re.Pattern[str] | None, where: str, what: str) -> bool:
-        ok = (paths.target_problem(value) is None and "/" not in value) if pattern is None \
+        ok = paths.target_problem(value) is None if pattern is None \
             else pattern.fullmatch(value) is not None
         if not ok:
             self.bad(where, f"{describe_value(value)} is not a {what}")
