@@ -235,6 +235,11 @@ def test_doctor_runs_on_the_installed_copy(bundles: Bundles, tmp_path: Path) -> 
     assert forced.status == 0, forced.stderr
     assert_refused(cli("doctor", "example", "--home", home, cwd=tmp_path), "layout.missing")
     assert_refused(hb("doctor", "nothing-here", home=home), "install.not-installed")
+    # the copy is checked before anything is loaded from it
+    (copy_location(home, "0.1.0") / "extra").write_text("smuggled\n")
+    tampered = hb("doctor", "example", "--json", home=home)
+    assert_refused(tampered, "install.tampered")
+    assert "abi.load" not in tampered.stdout and "handshake" not in tampered.stderr
 
 
 def test_home_defaults_to_the_variable_then_xdg_then_home(bundles: Bundles,
