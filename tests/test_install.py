@@ -534,3 +534,10 @@ def test_the_state_file_round_trips_canonically() -> None:
 def test_enable_without_a_version_takes_the_highest_by_semver(versions: list[str],
                                                              expected: str) -> None:
     assert highest(versions) == expected
+
+
+def test_doctor_reads_what_cannot_be_an_id_as_a_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing-here"
+    assert_refused(cli("doctor", missing, "--home", tmp_path / "home"), "input.unreadable")
+    assert_refused(cli("doctor", "nothing-here", "--home", tmp_path / "home", cwd=tmp_path),
+                   "install.not-installed")

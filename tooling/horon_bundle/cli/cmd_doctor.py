@@ -11,6 +11,7 @@ from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import positive_seconds
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
 from horon_bundle.cli.render import escape
+from horon_bundle.core import paths
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
 from horon_bundle.install.survey import check as check_installed
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("path", metavar="PATH|ID",
                         help="bundle directory or .zip; or the id of a plugin installed in the "
-                             "agent home (when no such path exists, or with --installed)")
+                             "agent home (an id naming no existing path, or with --installed)")
     parser.add_argument("--installed", action="store_true",
                         help="read PATH|ID as an installed id even if a path of that name exists")
     parser.add_argument("--version", dest="installed_version", metavar="VERSION",
@@ -67,9 +68,11 @@ def show(report: DoctorReport) -> None:
 
 
 def _bundle_path(args: argparse.Namespace) -> Path:
-    """The bundle the argument names: an existing path, else the copy installed under that
-    id (checked like `horon-bundle check` first)."""
-    if not args.installed and os.path.lexists(args.path):
+    """The bundle the argument names: an existing path, or anything that cannot be a plugin
+    id, is a path; otherwise the copy installed under that id (checked like `horon-bundle
+    check` first)."""
+    if not args.installed and (os.path.lexists(args.path)
+                               or not paths.PLUGIN_ID.fullmatch(args.path)):
         return Path(args.path)
     home, _ = home_from_args(args)
     checked = check_installed(home, args.path, target=target_from_args(args),
