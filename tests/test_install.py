@@ -541,3 +541,28 @@ def test_doctor_reads_what_cannot_be_an_id_as_a_path(tmp_path: Path) -> None:
     assert_refused(cli("doctor", missing, "--home", tmp_path / "home"), "input.unreadable")
     assert_refused(cli("doctor", "nothing-here", "--home", tmp_path / "home", cwd=tmp_path),
                    "install.not-installed")
+
+
+def test_uninstall_removes_a_tree_of_any_depth_without_following_links(
+        bundles: Bundles, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, home=home).status == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("kept\n")
+    deep = copy_location(home, "0.1.0") / "junk"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    try:
+        for _ in range(1500):  # deeper than recursion or PATH_MAX allow
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.symlink(outside, "link", dir_fd=fd)
+    finally:
+        os.close(fd)
+    result = hb("uninstall", "example", "0.1.0", home=home)
+    assert result.status == 0, result.stderr
+    assert sorted(tree_snapshot(home)) == ["install.lock", "native-plugins", "state.json"]
+    assert (outside / "keep").read_text() == "kept\n"

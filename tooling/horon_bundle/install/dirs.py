@@ -173,7 +173,10 @@ def fsync_fd(fd: int) -> None:
 
 
 def remove_tree_at(parent: int, name: str) -> None:
-    """Remove `name` (a directory tree or a file) under `parent` without following links."""
+    """Remove `name` (a directory tree or a file) under `parent` without following links.
+
+    Iterative, one descriptor per level: a tree of any depth (a foreign one, in a version
+    being uninstalled) is removed without recursion and without path-length limits."""
     info = lstat_at(parent, name, name)
     if info is None:
         return
@@ -181,18 +184,30 @@ def remove_tree_at(parent: int, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=parent)
         return
-    fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+    stack = [(parent, name, os.open(name, DIR_FLAGS, dir_fd=parent))]
     try:
-        if not same(os.fstat(fd), info):
-            return  # replaced under us: leave whatever it is now alone
-        with os.scandir(fd) as entries:
-            names = [entry.name for entry in entries]
-        for child in names:
-            remove_tree_at(fd, child)
+        while stack:
+            above, current, fd = stack[-1]
+            deeper = None
+            with os.scandir(fd) as entries:
+                children = [(entry.name, entry.is_dir(follow_symlinks=False))
+                            for entry in entries]
+            for child, is_dir in children:
+                if is_dir:
+                    deeper = child
+                    break
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(child, dir_fd=fd)
+            if deeper is not None:
+                stack.append((fd, deeper, os.open(deeper, DIR_FLAGS, dir_fd=fd)))
+                continue
+            stack.pop()
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(current, dir_fd=above)
     finally:
-        os.close(fd)
-    with contextlib.suppress(FileNotFoundError):
-        os.rmdir(name, dir_fd=parent)
+        for _above, _current, fd in stack:
+            os.close(fd)
 
 
 def remove_debris(parent: int, prefixes: tuple[str, ...], where: str) -> list[str]:
