@@ -41,3 +41,6 @@ def _no_ambient_publish_settings(monkeypatch: pytest.MonkeyPatch) -> None:
                  "HORON_BUILDER_ID"):
         monkeypatch.delenv(name, raising=False)
     os.environ.setdefault("CARGO_NET_OFFLINE", "true")
+
+
+from tests.install_support import bundles_fixture  # noqa: E402, F401 - the install tests' bundles

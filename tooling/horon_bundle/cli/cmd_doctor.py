@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
+from horon_bundle.core import paths
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
+from horon_bundle.install.survey import check as check_installed
 from horon_bundle.load.runner import DEFAULT_TIMEOUT
 from horon_bundle.model.checks import PASS, SKIP
 
@@ -21,8 +25,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "and check the ABI v1 handshake, the refusal matrix, an instance with one tool call, "
         "and side effects. POSIX only."
     )
-    parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or .zip")
-    parser.add_argument("--json", action="store_true", help="print the report on stdout")
+    parser.add_argument("path", metavar="PATH|ID",
+                        help="bundle directory or .zip; or the id of a plugin installed in the "
+                             "agent home (an id naming no existing path, or with --installed)")
+    parser.add_argument("--installed", action="store_true",
+                        help="read PATH|ID as an installed id even if a path of that name exists")
+    parser.add_argument("--version", dest="installed_version", metavar="VERSION",
+                        help="with an id: this installed version (default: the enabled one)")
+    add_home_arguments(parser, target="with an id: the installed target (default: this host's)")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds the child may run (default {DEFAULT_TIMEOUT:g})")
     parser.set_defaults(run=run)
@@ -61,11 +71,27 @@ def show(report: DoctorReport) -> None:
         [[report.path, c.name, c.status] for c in report.checks]))
 
 
+def _bundle_path(args: argparse.Namespace) -> Path:
+    """The bundle the argument names: an existing path, or anything that cannot be a plugin
+    id, is a path; otherwise the copy installed under that id (checked like `horon-bundle
+    check` first)."""
+    if not args.installed and (os.path.lexists(args.path)
+                               or not paths.PLUGIN_ID.fullmatch(args.path)):
+        return Path(args.path)
+    home, _ = home_from_args(args)
+    checked = check_installed(home, args.path, target=target_from_args(args),
+                    version=args.installed_version)
+    render.say("installed {} {} {} verifies: {}", checked.plugin_id, checked.version,
+               checked.target, checked.path)
+    return checked.path
+
+
 def run(args: argparse.Namespace) -> int:
     args.subject = str(args.path)
+    path = _bundle_path(args)
     reporter = render.ConsoleReporter(quiet=True)
     try:
-        report = doctor_path(args.path, timeout=args.timeout, reporter=reporter)
+        report = doctor_path(path, timeout=args.timeout, reporter=reporter)
     finally:
         reporter.close()
     show(report)

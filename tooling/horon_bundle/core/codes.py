@@ -491,6 +491,87 @@ REPRODUCE_PROVENANCE = register(
     "A field of the rebuilt provenance differs from the recorded one (builder id excepted).",
     "The message names the field and both values.")
 
+# --- install into an agent home (docs/install.md) -------------------------------------
+INSTALL_HOME = register(
+    "install.home", "The agent home cannot be used: its parent is missing, it is not a "
+    "directory, others may write to it, or install.lock / state.json is not a regular file.",
+    "Pass --home (or HORON_AGENT_HOME) naming a directory you own, or a new one whose parent "
+    "exists; see docs/install.md.")
+INSTALL_SYMLINK = register(
+    "install.symlink", "A directory or file of the agent home (native-plugins, a plugin, "
+    "version or target directory, the state or lock file) is a symbolic link.",
+    "Nothing is followed through a link in the home: replace the link by the real directory, "
+    "or remove it.")
+INSTALL_NOT_A_DIRECTORY = register(
+    "install.not-a-directory", "Something other than a directory stands where the agent home "
+    "keeps one (native-plugins, a plugin, version or target directory).",
+    "Move the file named out of the way; the home holds only what install wrote.")
+INSTALL_RACE = register(
+    "install.race", "A directory of the agent home was replaced while the command ran "
+    "(between its check and the write).",
+    "Another program changes the home; stop it and run the command again (nothing was "
+    "written through the replaced directory).")
+INSTALL_CROSS_DEVICE = register(
+    "install.cross-device", "A plugin, version or target directory lies on another file "
+    "system than native-plugins, so a rename cannot be atomic.",
+    "Keep the whole native-plugins tree on one file system (no mount point inside it).")
+INSTALL_BUSY = register(
+    "install.busy", "Another command holds the agent home's lock (install.lock) past the "
+    "timeout.", "Wait for the other install, enable or uninstall to finish, or raise "
+    "--lock-timeout.", exit_status=EXIT_ENVIRONMENT)
+INSTALL_IO = register(
+    "install.io", "A file of the agent home cannot be read or written (disk full, "
+    "permission denied, I/O error); what was being staged was removed.",
+    "Free space or fix the permissions of the path named, then run the command again; the "
+    "previous state is unchanged.", exit_status=EXIT_ENVIRONMENT)
+INSTALL_STATE = register(
+    "install.state", "The home's state.json is not a strict horon.agent-home.v1 document "
+    "(unknown field, bad value, an enabled version that is not installed).",
+    "state.json is written only by horon-bundle; restore it from a backup or remove it and "
+    "enable again (installed copies stay in native-plugins/).")
+INSTALL_CHANNEL = register(
+    "install.channel", "The bundle is of the qa channel.",
+    "Install QA bundles only on purpose, with --allow-qa.")
+INSTALL_UNPROVEN = register(
+    "install.unproven", "A check install requires was skipped for the bundle (e.g. claimed = "
+    "advertised with no advertised metadata recorded, or no recorded graph).",
+    "Rebuild with horon-bundle build so that every claim is recorded and checkable.")
+INSTALL_INTEGRITY = register(
+    "install.integrity", "The staged copy differs from the bundle that was verified, or the "
+    "bundle changed while it was being installed.",
+    "Something rewrites the bundle or the home while install runs; nothing was installed.")
+INSTALL_VERSION_CONFLICT = register(
+    "install.version-conflict", "Different bytes are already installed under this id, "
+    "version and target.",
+    "An installed version is never rewritten: bump the version, or uninstall the installed "
+    "one first.")
+INSTALL_OCCUPIED = register(
+    "install.occupied", "The final directory exists but holds no bundle that verifies as this "
+    "id, version and target (an empty directory, a tampered or foreign copy).",
+    "Run `horon-bundle status ID --verify`; uninstall the damaged copy, then install again.")
+INSTALL_TAMPERED = register(
+    "install.tampered", "An installed copy no longer verifies: a file changed, vanished or was "
+    "added after install (the findings that follow name each).",
+    "Do not load it: uninstall the version and install the bundle again.")
+INSTALL_RECORD_MISMATCH = register(
+    "install.record-mismatch", "The installed copy is not the one state.json recorded: its "
+    "content digest or its plugin.json id, version or target differ.",
+    "The copy was replaced after install; uninstall it and install the bundle again.")
+INSTALL_NOT_INSTALLED = register(
+    "install.not-installed", "The id, version or target named is not installed in the home.",
+    "Run `horon-bundle list` to see what is installed.")
+INSTALL_NOT_ENABLED = register(
+    "install.not-enabled", "No version of the plugin is enabled for the target.",
+    "Enable one first: `horon-bundle enable ID [VERSION]`.")
+INSTALL_NAME = register(
+    "install.name", "A plugin id, version or target given on the command line is malformed.",
+    "Ids match ^[a-z][a-z0-9-]{1,62}$, versions are semantic versions, targets are triples.",
+    exit_status=EXIT_USAGE)
+INSTALL_UNSUPPORTED = register(
+    "install.unsupported", "Installing into an agent home needs a POSIX system (descriptor-"
+    "relative opens, flock).", "Install on Linux or macOS; on Windows use verify.",
+    exit_status=EXIT_ENVIRONMENT)
+
 # --- doctor (docs/doctor.md) ----------------------------------------------------------
 TARGET_MISMATCH = register(
     "target.mismatch", "The bundle's target is not this host's; nothing was loaded.",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import os
 import shutil
@@ -78,10 +77,11 @@ def renameat2_noreplace(source: str | Path, destination: str | Path, *,
                         source_dir: int = _AT_FDCWD, destination_dir: int = _AT_FDCWD) -> bool:
     """Linux renameat2(RENAME_NOREPLACE) relative to directory descriptors; False when the
     call is unavailable (another OS, an old kernel or file system)."""
-    libc_name = ctypes.util.find_library("c")
-    if not sys.platform.startswith("linux") or libc_name is None:
+    if not sys.platform.startswith("linux"):
         return False
-    libc = ctypes.CDLL(libc_name, use_errno=True)
+    # The running process's own symbols (libc is always loaded): ctypes.util.find_library
+    # would start /sbin/ldconfig, and a rename must not run a program.
+    libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = getattr(libc, "renameat2", None)
     if renameat2 is None:
         return False

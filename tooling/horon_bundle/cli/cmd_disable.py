@@ -1,0 +1,28 @@
+"""`horon-bundle disable`: no version of a plugin enabled; it stays installed."""
+
+from __future__ import annotations
+
+import argparse
+
+from horon_bundle.cli import render
+from horon_bundle.cli.cmd_enable import show
+from horon_bundle.cli.home_args import add_home_arguments, home_from_args
+from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.install.manage import disable
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Disable ID for the target (default: every target); its copies stay "
+                          "installed.")
+    parser.add_argument("plugin_id", metavar="ID")
+    add_home_arguments(parser, writes=True, target="only this target (default: every one)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    home, _ = home_from_args(args)
+    change = disable(home, args.plugin_id, target=args.target, lock_timeout=args.lock_timeout)
+    show(change)
+    if args.json:
+        render.print_json(change.to_json())
+    return EXIT_OK

@@ -1,0 +1,30 @@
+"""`horon-bundle uninstall`: remove an installed version (disabling it if it was enabled)."""
+
+from __future__ import annotations
+
+import argparse
+
+from horon_bundle.cli import render
+from horon_bundle.cli.cmd_enable import show
+from horon_bundle.cli.home_args import add_home_arguments, home_from_args
+from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.install.manage import uninstall
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Remove VERSION of ID from the agent home (one --target, or every "
+                          "target); an enabled copy is disabled first.")
+    parser.add_argument("plugin_id", metavar="ID")
+    parser.add_argument("version", metavar="VERSION")
+    add_home_arguments(parser, writes=True, target="only this target (default: every one)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    home, _ = home_from_args(args)
+    change = uninstall(home, args.plugin_id, args.version, target=args.target,
+                       lock_timeout=args.lock_timeout)
+    show(change)
+    if args.json:
+        render.print_json(change.to_json())
+    return EXIT_OK

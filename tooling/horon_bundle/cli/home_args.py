@@ -1,0 +1,50 @@
+"""Options every agent-home command shares: --home, --json, --target, --lock-timeout.
+
+`--home` defaults to `$HORON_AGENT_HOME`, then `$XDG_DATA_HOME/horon-agent`, then
+`~/.local/share/horon-agent` (docs/install.md says why). The default target is this host's,
+derived from the platform without running anything (install runs no program).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.install.layout import resolve_home
+from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
+from horon_bundle.load.host import triple_from_platform
+
+
+def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None = None) -> None:
+    parser.add_argument("--home", type=Path, metavar="DIR",
+                        help="the agent home (default: $HORON_AGENT_HOME, else "
+                             "$XDG_DATA_HOME/horon-agent, else ~/.local/share/horon-agent)")
+    parser.add_argument("--json", action="store_true", help="print the result on stdout")
+    if target is not None:
+        parser.add_argument("--target", metavar="TRIPLE", help=target)
+    if writes:
+        parser.add_argument("--lock-timeout", type=positive_seconds,
+                            default=DEFAULT_LOCK_TIMEOUT, metavar="S",
+                            help="seconds to wait for another writer of the home (default "
+                                 f"{DEFAULT_LOCK_TIMEOUT:g})")
+
+
+def home_from_args(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The home, and whether its missing parents may be created (the XDG default only)."""
+    return resolve_home(args.home, os.environ)
+
+
+def target_from_args(args: argparse.Namespace) -> str:
+    if args.target is not None:
+        return str(args.target)
+    triple = triple_from_platform(sys.platform, platform.machine(), platform.libc_ver()[0])
+    if triple is None:
+        raise Refused.one(codes.INSTALL_NAME, "this host's target is unknown; pass --target")
+    return triple

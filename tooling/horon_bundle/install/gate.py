@@ -1,0 +1,96 @@
+"""Trust before bytes: everything install checks before the home is touched.
+
+The bundle gets the full `verify` with the signature and policy options of `verify`
+(`verify.audit.audit_path`), and then what publication requires as well: the release channel
+(unless --allow-qa), and a *pass* — a skip is not good enough — for every check that proves
+a claim (graph present and QA-free, compiled = claimed, advertised = claimed, evidence
+bound). A qa bundle admitted with --allow-qa may lack a graph or carry QA providers; nothing
+else is waived. All findings are collected and any one refuses the install.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.hashing import hash_file
+from horon_bundle.install.copies import content_digest
+from horon_bundle.install.pause import pause
+from horon_bundle.model.checks import PASS
+from horon_bundle.model.manifest import Manifest
+from horon_bundle.verify.audit import AuditOptions, audit_path
+from horon_bundle.verify.report import VerifyReport
+
+REQUIRED_CHECKS = (
+    "manifest.strict", "integrity.declared", "integrity.sha256sums", "provenance.schema",
+    "provenance.binding", "evidence", "graph.present", "graph.qa-free", "features.compiled",
+    "features.advertised",
+)
+QA_WAIVED = frozenset(["graph.present", "graph.qa-free"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admitted:
+    """A bundle that may be installed, and the facts the copy must reproduce."""
+
+    path: Path
+    report: VerifyReport
+    manifest: Manifest
+    content_sha256: str
+    archive_sha256: str | None
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int, int]:
+    info = path.stat()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
+    """Verify `path` (directory or archive) with the trust options; refuse what fails."""
+    archive_stat = archive_sha256 = None
+    if path.is_file() and not path.is_symlink():
+        try:
+            archive_stat = _stat_key(path)
+            archive_sha256 = hash_file(path).sha256
+        except OSError as exc:
+            raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
+        pause("hashed")
+    report = audit_path(path, options)
+    _unchanged(path, archive_stat)  # the bytes hashed are the bytes verified
+    findings = Findings()
+    findings.extend(report.findings)
+    manifest = report.manifest
+    if manifest is not None and manifest.channel != "release" and not allow_qa:
+        findings.add(codes.INSTALL_CHANNEL, f"{path.name}: channel {manifest.channel!r}; "
+                                            "install takes release bundles unless --allow-qa")
+    if report.ok:
+        results = {check.name: check for check in report.checks}
+        waived = QA_WAIVED if manifest is not None and manifest.channel == "qa" else frozenset()
+        for name in REQUIRED_CHECKS:
+            check = results.get(name)
+            if name not in waived and (check is None or check.status != PASS):
+                why = "not run" if check is None else (check.note or check.status)
+                findings.add(codes.INSTALL_UNPROVEN,
+                             f"{path.name}: check {name} did not pass ({why})")
+    findings.raise_if_any()
+    content = content_digest(report)
+    assert manifest is not None and content is not None
+    return Admitted(path=path, report=report, manifest=manifest, content_sha256=content,
+                    archive_sha256=archive_sha256)
+
+
+def _unchanged(path: Path, before: tuple[int, int, int, int, int] | None) -> None:
+    """The archive is still the file that was hashed: any write or replacement changes its
+    ctime or inode. (What the copy takes from it later is checked against the verified
+    digests by verifying the staged copy.)"""
+    if before is None:
+        return
+    try:
+        now = _stat_key(path)
+    except OSError:
+        now = None
+    if now != before:
+        raise Refused.one(codes.INSTALL_INTEGRITY,
+                          f"{path.name}: the archive changed while it was being verified")

@@ -1,0 +1,224 @@
+"""`install`: a verified bundle into `<home>/native-plugins/<id>/<version>/<target>`.
+
+1. admit (install.gate): full verify + trust options + install's own requirements; the home
+   is not touched before this passes.
+2. under the home's lock (install.home.writing), after sweeping debris: walk native-plugins,
+   id, version, target through descriptors (install.dirs); read the state file.
+3. the final directory exists: verify it; the same content is "already installed" (zero
+   writes, unless the state lacks its record or --enable changes something); other content
+   is install.version-conflict; something that does not verify is install.occupied.
+4. otherwise stage (install.staging) the first missing component, copy every file with a
+   normalised mode, fsync; re-verify the staged copy as a whole and require the digests the
+   admitted bundle had; recheck every directory of the chain; rename without replacing.
+5. record the copy (and enable it with --enable) in one atomic state replacement.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.reporter import Reporter, SilentReporter
+from horon_bundle.install.copies import installed_copy, relabel, verify_copy
+from horon_bundle.install.dirs import Chain
+from horon_bundle.install.gate import Admitted, admit
+from horon_bundle.install.home import Home, require_posix, writing
+from horon_bundle.install.layout import NATIVE_DIR, relative
+from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
+from horon_bundle.install.pause import pause
+from horon_bundle.install.staging import Staging
+from horon_bundle.install.state import HomeState, InstalledCopy
+from horon_bundle.install.statefile import read_state, replace_state
+from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.source import open_bundle
+
+INSTALLED, ALREADY_INSTALLED = "installed", "already-installed"
+RESULT_FORMAT = "horon.install-result.v1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstallRequest:
+    source: Path
+    home: Path
+    create_parents: bool = False
+    options: AuditOptions = field(default_factory=AuditOptions)
+    allow_qa: bool = False
+    enable: bool = False
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstallResult:
+    status: str
+    plugin_id: str
+    version: str
+    target: str
+    home: Path
+    content_sha256: str
+    archive_sha256: str | None
+    enabled: bool
+    wrote: tuple[str, ...]  # what this run changed: "files", "state"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def location(self) -> str:
+        return relative(NATIVE_DIR, self.plugin_id, self.version, self.target)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": RESULT_FORMAT, "status": self.status, "id": self.plugin_id,
+                "version": self.version, "target": self.target, "home": str(self.home),
+                "location": self.location, "content_sha256": self.content_sha256,
+                "archive_sha256": self.archive_sha256, "enabled": self.enabled,
+                "wrote": list(self.wrote), "notes": list(self.notes)}
+
+
+def now_utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _source_name(path: Path) -> str:
+    name = path.name
+    if not (name.isprintable() and 0 < len(name) <= 255):
+        name = repr(name)[:255]
+    return name
+
+
+def install(request: InstallRequest, reporter: Reporter | None = None) -> InstallResult:
+    require_posix()
+    reporter = reporter or SilentReporter()
+    reporter.step(f"verifying {request.source}")
+    admitted = admit(request.source, request.options, allow_qa=request.allow_qa)
+    manifest = admitted.manifest
+    parts = (manifest.id, manifest.version, manifest.target)
+    with writing(request.home, parents=request.create_parents,
+                 lock_timeout=request.lock_timeout) as home:
+        chain = home.native(create=True)
+        assert chain is not None
+        with chain:
+            area = chain.fd
+            for part in parts:
+                if not chain.descend(part):
+                    break
+            chain.same_device(area)
+            pause("walked")
+            state = read_state(home.fd)
+            present = len(chain.links) - 1  # how many of id, version, target exist
+            if present == len(parts):
+                return _already(request, home, chain, admitted, state)
+            reporter.step(f"installing {' '.join(parts)} into {home.path}")
+            _stage_and_commit(home, chain, admitted, parts, present)
+        pause("renamed")
+        new_state = state.with_copy(*parts, _record(admitted))
+        notes = []
+        if request.enable:
+            notes += _enable_note(state, parts)
+            new_state = new_state.with_enabled(manifest.id, manifest.target, manifest.version)
+        replace_state(home.fd, new_state)
+    return _result(INSTALLED, admitted, request, enabled=request.enable,
+                   wrote=("files", "state"), notes=tuple(notes))
+
+
+def _record(admitted: Admitted) -> InstalledCopy:
+    return InstalledCopy(installed_at=now_utc(), content_sha256=admitted.content_sha256,
+                         archive_sha256=admitted.archive_sha256,
+                         source=_source_name(admitted.path), channel=admitted.manifest.channel)
+
+
+def _enable_note(state: HomeState, parts: tuple[str, str, str]) -> list[str]:
+    plugin_id, version, target = parts
+    before = state.enabled(plugin_id, target)
+    if before is not None and before != version:
+        return [f"{plugin_id} {before} is no longer enabled for {target}"]
+    return []
+
+
+def _result(status: str, admitted: Admitted, request: InstallRequest, *, enabled: bool,
+            wrote: tuple[str, ...], notes: tuple[str, ...] = ()) -> InstallResult:
+    manifest = admitted.manifest
+    return InstallResult(status=status, plugin_id=manifest.id, version=manifest.version,
+                         target=manifest.target, home=request.home,
+                         content_sha256=admitted.content_sha256,
+                         archive_sha256=admitted.archive_sha256, enabled=enabled, wrote=wrote,
+                         notes=notes)
+
+
+def _stage_and_commit(home: Home, chain: Chain, admitted: Admitted,
+                      parts: tuple[str, str, str], present: int) -> None:
+    missing = list(parts[present:])
+    area = chain.links[0]
+    with Staging(area.fd, NATIVE_DIR, home.path / NATIVE_DIR, missing[1:]) as staging:
+        _copy(admitted, staging)
+        staging.finish()
+        pause("staged")
+        root = staging.root
+        report = verify_copy(root)
+        if not report.ok or report.digests != admitted.report.digests:
+            raise Refused([Finding(codes.INSTALL_INTEGRITY,
+                                   f"{root.where}: the staged copy differs from the verified "
+                                   f"bundle {admitted.path.name}"),
+                           *relabel(report.findings, root.name, root.where)])
+        pause("before-rename")
+        home.recheck()
+        chain.recheck()
+        staging.recheck()
+        where = chain.child_where(missing[0])
+        staging.commit(chain.fd, missing[0], where)
+
+
+def _copy(admitted: Admitted, staging: Staging) -> None:
+    """Every file of the bundle into staging; what changed since it was verified is caught by
+    verifying the staged copy."""
+    try:
+        source = open_bundle(admitted.path)
+    except Refused as exc:
+        raise Refused([Finding(codes.INSTALL_INTEGRITY, f"{admitted.path.name}: changed since "
+                                                        "it was verified"),
+                       *exc.findings]) from None
+    with source:  # names come from a directory walk or a validated archive
+        for index, path in enumerate(sorted(source.files)):
+            try:
+                stream = source.open(path)
+            except OSError as exc:
+                raise Refused.one(codes.INSTALL_INTEGRITY,
+                                  f"{admitted.path.name}: {path}: {exc.strerror}") from None
+            try:
+                staging.add_file(path, stream, executable=bool(source.files[path].executable))
+            finally:
+                stream.close()
+            if index == 0:
+                pause("copying")
+
+
+def _already(request: InstallRequest, home: Home, chain: Chain, admitted: Admitted,
+             state: HomeState) -> InstallResult:
+    manifest = admitted.manifest
+    parts = (manifest.id, manifest.version, manifest.target)
+    copy = installed_copy(chain, parts, code=codes.INSTALL_OCCUPIED)
+    record = state.copy(*parts)
+    if record is not None and record.content_sha256 != copy.content_sha256:
+        raise Refused.one(codes.INSTALL_RECORD_MISMATCH,
+                          f"{copy.where}: content sha256 {copy.content_sha256}, state.json "
+                          f"recorded {record.content_sha256}")
+    if copy.content_sha256 != admitted.content_sha256:
+        raise Refused.one(codes.INSTALL_VERSION_CONFLICT,
+                          f"{copy.where} holds other bytes: installed content sha256 "
+                          f"{copy.content_sha256}, {admitted.path.name} has "
+                          f"{admitted.content_sha256}")
+    new_state, notes = state, []
+    if record is None:
+        new_state = new_state.with_copy(*parts, _record(admitted))
+        notes.append("recorded the copy an interrupted install had put in place")
+    if request.enable and state.enabled(manifest.id, manifest.target) != manifest.version:
+        notes += _enable_note(state, parts)
+        new_state = new_state.with_enabled(manifest.id, manifest.target, manifest.version)
+    wrote: tuple[str, ...] = ()
+    if new_state != state:
+        replace_state(home.fd, new_state)
+        wrote = ("state",)
+    return _result(ALREADY_INSTALLED, admitted, request,
+                   enabled=new_state.enabled(manifest.id, manifest.target) == manifest.version,
+                   wrote=wrote, notes=tuple(notes))

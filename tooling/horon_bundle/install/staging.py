@@ -1,0 +1,166 @@
+"""Staging a directory tree next to its final place, and committing it with one rename.
+
+A staging directory `.staging-<random>` is made inside the area that holds the final names
+(native-plugins/ for native bundles), so it is on the same file system. It stands for the
+*first missing* component of the final name — the id, the version or the target directory —
+and holds the components below it, so one rename commits the whole new tree and a kill
+before it leaves no empty directory behind anywhere but inside the staging directory, which
+the next writer removes. Files are created O_EXCL|O_NOFOLLOW relative to their directory's
+descriptor, written, given a normalised mode (0644, or 0755 when executable: never setuid,
+setgid or writable by others) and fsynced; directories are fsynced after their entries.
+
+The commit is renameat2(RENAME_NOREPLACE) relative to both directories' descriptors (Linux):
+it never replaces anything, not even the empty directory plain rename(2) would silently
+replace. Where the kernel or file system lacks it, the destination is checked absent and
+renamed under the home's lock (docs/install.md says what that cannot exclude). The
+destination's directory and the staging area are fsynced after the rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.files import renameat2_noreplace
+from horon_bundle.core.hashing import CHUNK
+from horon_bundle.install.copies import Located
+from horon_bundle.install.dirs import (
+    DIR_FLAGS,
+    FILE_FLAGS,
+    io_error,
+    lstat_at,
+    remove_tree_at,
+)
+from horon_bundle.install.layout import STAGING_PREFIX
+from horon_bundle.verify.source import ByteStream
+
+FILE_MODE, EXECUTABLE_MODE, DIR_MODE = 0o644, 0o755, 0o755
+
+
+class Staging:
+    """A staging directory under `area`; `inner` names the directories made inside it."""
+
+    def __init__(self, area: int, area_where: str, area_path: Path, inner: list[str]) -> None:
+        self.area = area
+        self.area_where = area_where
+        self.area_path = area_path
+        self.name = STAGING_PREFIX + secrets.token_hex(8)
+        self.where = f"{area_where}/{self.name}"
+        self._dirs: dict[str, int] = {}   # relative path inside the bundle root -> descriptor
+        self._levels: list[tuple[int, str, int]] = []  # (parent, name, fd) from staging down
+        self.committed = False
+        try:
+            os.mkdir(self.name, 0o700, dir_fd=area)
+            fd = os.open(self.name, DIR_FLAGS, dir_fd=area)
+            self._levels.append((area, self.name, fd))
+            for name in inner:
+                parent = self._levels[-1][2]
+                os.mkdir(name, 0o700, dir_fd=parent)
+                self._levels.append((parent, name, os.open(name, DIR_FLAGS, dir_fd=parent)))
+        except OSError as exc:
+            self.close()
+            self.discard()
+            raise io_error(self.where, exc) from None
+        self._dirs[""] = self._levels[-1][2]
+
+    @property
+    def root(self) -> Located:
+        """The directory that becomes the bundle (the deepest level)."""
+        parent, name, fd = self._levels[-1]
+        path = self.area_path.joinpath(*(level[1] for level in self._levels))
+        return Located(parent, name, fd, self.where + "".join(
+            "/" + level[1] for level in self._levels[1:]), path)
+
+    def _directory(self, relative: str) -> int:
+        if relative in self._dirs:
+            return self._dirs[relative]
+        parent_path, _, name = relative.rpartition("/")
+        parent = self._directory(parent_path)
+        os.mkdir(name, 0o700, dir_fd=parent)
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+        self._dirs[relative] = fd
+        return fd
+
+    def add_file(self, relative: str, stream: ByteStream, *, executable: bool) -> None:
+        """Copy `stream` to `relative` inside the bundle root (raises install.io)."""
+        where = f"{self.root.where}/{relative}"
+        parent_path, _, name = relative.rpartition("/")
+        try:
+            parent = self._directory(parent_path)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
+                         dir_fd=parent)
+            with os.fdopen(fd, "wb") as out:
+                while chunk := stream.read(CHUNK):
+                    out.write(chunk)
+                out.flush()
+                os.fchmod(out.fileno(), EXECUTABLE_MODE if executable else FILE_MODE)
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise io_error(where, exc) from None
+
+    def finish(self) -> None:
+        """Give every directory its final mode and fsync them, deepest first."""
+        try:
+            for fd in self._all_fds():
+                os.fchmod(fd, DIR_MODE)
+                os.fsync(fd)
+        except OSError as exc:
+            raise io_error(self.where, exc) from None
+
+    def _all_fds(self) -> Iterator[int]:
+        inner = [fd for path, fd in sorted(self._dirs.items(), key=lambda item: -len(item[0]))
+                 if path]
+        yield from inner
+        yield from (fd for _parent, _name, fd in reversed(self._levels))
+
+    def recheck(self) -> None:
+        """The staging name still leads to the directory that was filled."""
+        info = lstat_at(self.area, self.name, self.where)
+        if info is None or (info.st_dev, info.st_ino) != (os.fstat(self._levels[0][2]).st_dev,
+                                                          os.fstat(self._levels[0][2]).st_ino):
+            raise Refused.one(codes.INSTALL_RACE, f"{self.where} was replaced while staging")
+
+    def commit(self, destination: int, name: str, where: str) -> None:
+        """Rename the staging directory onto `name` under `destination`, never replacing."""
+        try:
+            if not renameat2_noreplace(self.name, name, source_dir=self.area,
+                                       destination_dir=destination):
+                if lstat_at(destination, name, where) is not None:
+                    raise FileExistsError(errno.EEXIST, "exists", where)
+                os.rename(self.name, name, src_dir_fd=self.area, dst_dir_fd=destination)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise Refused.one(codes.INSTALL_RACE, f"{where} appeared while this install "
+                                                      "held the home's lock") from None
+            raise io_error(where, exc) from None
+        self.committed = True
+        try:
+            os.fsync(destination)
+            os.fsync(self.area)
+        except OSError as exc:
+            raise io_error(where, exc) from None
+
+    def discard(self) -> None:
+        """Remove the staging directory unless it was committed (best effort)."""
+        if not self.committed:
+            with contextlib.suppress(OSError, Refused):  # else the next writer sweeps it
+                remove_tree_at(self.area, self.name)
+
+    def close(self) -> None:
+        for fd in {*self._dirs.values(), *(level[2] for level in self._levels)}:
+            os.close(fd)
+        self._dirs.clear()
+        self._levels.clear()
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+        self.discard()
