@@ -6,7 +6,6 @@ import argparse
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
-from horon_bundle.cli.render import escape
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.survey import check
 
@@ -17,7 +16,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "against the installed plugin.json and SHA256SUMS, nothing missing or added, and the "
         "whole equal to what state.json recorded at install. Exit 0, or a refusal. Reads only."
     )
-    parser.add_argument("plugin_id", metavar="ID")
+    parser.add_argument("plugin_id", metavar="ID", help="the installed plugin's id")
     parser.add_argument("version", nargs="?", metavar="VERSION",
                         help="check this version (default: the enabled one)")
     add_home_arguments(parser, target="the target (default: this host's)")
@@ -28,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     home, _ = home_from_args(args)
     result = check(home, args.plugin_id, target=target_from_args(args), version=args.version)
     state = "enabled" if result.enabled else "not enabled"
-    render.stderr.print(f"[bold green]ok[/] {escape(result.plugin_id)} {escape(result.version)} "
-                        f"{escape(result.target)} ({state}) verifies as installed")
+    render.say("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,
+               result.version, result.target, state)
     if args.json:
         render.print_json(result.to_json())
     return EXIT_OK

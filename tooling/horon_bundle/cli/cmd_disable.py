@@ -14,7 +14,7 @@ from horon_bundle.install.manage import disable
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Disable ID for the target (default: every target); its copies stay "
                           "installed.")
-    parser.add_argument("plugin_id", metavar="ID")
+    parser.add_argument("plugin_id", metavar="ID", help="the installed plugin's id")
     add_home_arguments(parser, writes=True, target="only this target (default: every one)")
     parser.set_defaults(run=run)
 

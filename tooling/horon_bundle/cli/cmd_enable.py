@@ -6,7 +6,6 @@ import argparse
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
-from horon_bundle.cli.render import escape
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.manage import Change, enable
 
@@ -16,8 +15,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Enable VERSION of ID (default: the highest installed) for the target, replacing the "
         "version enabled before: at most one is. The copy is verified first."
     )
-    parser.add_argument("plugin_id", metavar="ID")
-    parser.add_argument("version", nargs="?", metavar="VERSION")
+    parser.add_argument("plugin_id", metavar="ID", help="the installed plugin's id")
+    parser.add_argument("version", nargs="?", metavar="VERSION",
+                        help="the installed version to enable (default: the highest)")
     add_home_arguments(parser, writes=True, target="the target (default: this host's)")
     parser.set_defaults(run=run)
 
@@ -25,10 +25,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def show(change: Change) -> None:
     what = " ".join(filter(None, (change.plugin_id, change.version)))
     where = ", ".join(change.targets) or "any target"
-    render.stderr.print(f"[bold green]{change.status.replace('-', ' ')}[/] {escape(what)} "
-                        f"({escape(where)})" + ("" if change.wrote else "; nothing written"))
+    render.say("[bold green]{}[/] {} ({})" + ("" if change.wrote else "; nothing written"),
+               change.status.replace("-", " "), what, where)
     for note in change.notes:
-        render.stderr.print(f"[yellow]note:[/] {escape(note)}")
+        render.say("[yellow]note:[/] {}", note)
 
 
 def run(args: argparse.Namespace) -> int:

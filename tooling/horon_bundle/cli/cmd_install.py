@@ -7,7 +7,6 @@ from pathlib import Path
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
-from horon_bundle.cli.render import escape
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.installer import INSTALLED, InstallRequest, install
@@ -56,18 +55,17 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     words = f"{result.plugin_id} {result.version} {result.target}"
     if result.status == INSTALLED:
-        render.stderr.print(f"[bold green]installed[/] {escape(words)}")
+        render.say("[bold green]installed[/] {}", words)
     else:
         detail = "same bytes; nothing written" if not result.wrote else "same bytes"
-        render.stderr.print(f"[bold green]already installed[/] {escape(words)} ({detail})")
-    render.stderr.print(f"        -> {escape(str(result.home / result.location))}")
+        render.say("[bold green]already installed[/] {} ({})", words, detail)
+    render.say("        -> {}", result.home / result.location)
     for note in result.notes:
-        render.stderr.print(f"[yellow]note:[/] {escape(note)}")
+        render.say("[yellow]note:[/] {}", note)
     if result.enabled:
-        render.stderr.print(f"enabled for {escape(result.target)}")
+        render.say("enabled for {}", result.target)
     else:
-        render.stderr.print(f"not enabled: horon-bundle enable {escape(result.plugin_id)} "
-                            f"{escape(result.version)}")
+        render.say("not enabled: horon-bundle enable {} {}", result.plugin_id, result.version)
     if args.json:
         render.print_json(result.to_json())
     return EXIT_OK

@@ -6,7 +6,6 @@ import argparse
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
-from horon_bundle.cli.render import escape
 from horon_bundle.install.survey import INSTALLED, Survey, survey
 
 
@@ -19,22 +18,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def show(result: Survey, *, details: bool = False) -> None:
     if not result.exists:
-        render.stderr.print(f"no agent home at {escape(str(result.home))}: nothing installed")
+        render.say("no agent home at {}: nothing installed", result.home)
         return
     if not result.copies:
-        render.stderr.print(f"nothing installed in {escape(str(result.home))}")
+        render.say("nothing installed in {}", result.home)
     for item in result.copies:
-        mark = "[bold green]enabled[/]" if item.enabled else "[dim]disabled[/]"
-        presence = "" if item.presence == INSTALLED else f" [yellow]({item.presence})[/]"
-        line = f"{escape(item.plugin_id)} {escape(item.version)} {escape(item.target)}  {mark}"
+        markup = "{} {} {}  " + ("[bold green]enabled[/]" if item.enabled else "[dim]disabled[/]")
+        values: list[object] = [item.plugin_id, item.version, item.target]
         if details and item.record is not None:
-            line += (f"  installed {item.record.installed_at} from "
-                     f"{escape(item.record.source)}")
+            markup += "  installed {} from {}"
+            values += [item.record.installed_at, item.record.source]
         if details and item.verified is not None:
-            line += "  [green]verified[/]" if not item.verified else "  [red]DOES NOT VERIFY[/]"
-        render.stderr.print(line + presence)
+            markup += "  [red]DOES NOT VERIFY[/]" if item.verified else "  [green]verified[/]"
+        if item.presence != INSTALLED:
+            markup += " [yellow]({})[/]"
+            values.append(item.presence)
+        render.say(markup, *values)
     for note in result.notes:
-        render.stderr.print(f"[yellow]note:[/] {escape(note)}")
+        render.say("[yellow]note:[/] {}", note)
     render.findings(result.all_findings)
 
 

@@ -18,7 +18,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--verify, re-hash each copy against its plugin.json and SHA256SUMS and the digest "
         "recorded at install (exit 1 when one does not verify). Reads only."
     )
-    parser.add_argument("plugin_id", nargs="?", metavar="ID")
+    parser.add_argument("plugin_id", nargs="?", metavar="ID",
+                        help="one installed plugin (default: every one)")
     parser.add_argument("--verify", action="store_true",
                         help="re-verify every installed copy")
     add_home_arguments(parser)

@@ -14,8 +14,8 @@ from horon_bundle.install.manage import uninstall
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Remove VERSION of ID from the agent home (one --target, or every "
                           "target); an enabled copy is disabled first.")
-    parser.add_argument("plugin_id", metavar="ID")
-    parser.add_argument("version", metavar="VERSION")
+    parser.add_argument("plugin_id", metavar="ID", help="the installed plugin's id")
+    parser.add_argument("version", metavar="VERSION", help="the installed version to remove")
     add_home_arguments(parser, writes=True, target="only this target (default: every one)")
     parser.set_defaults(run=run)
 
