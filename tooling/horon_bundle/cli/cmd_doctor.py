@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import render
-from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.argtypes import mebibytes, positive_seconds
 from horon_bundle.cli.render import escape
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
+from horon_bundle.load.containment import DEFAULT_MEMORY_LIMIT_MIB
 from horon_bundle.load.runner import DEFAULT_TIMEOUT
 from horon_bundle.model.checks import PASS, SKIP
 
@@ -18,7 +19,8 @@ from horon_bundle.model.checks import PASS, SKIP
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Verify the bundle, check its target, then load its library in a child process "
-        "(timeout, empty HOME, no network where possible, traced with strace where available) "
+        "(contained: timeout, memory limit, own session, empty HOME, no network and its own PID "
+        "namespace where possible, traced with strace where available) "
         "and check the ABI v1 handshake, the refusal matrix, an instance with one tool call, "
         "and side effects. POSIX only."
     )
@@ -26,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds the child may run (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--memory-limit", type=mebibytes, default=DEFAULT_MEMORY_LIMIT_MIB,
+                        metavar="MIB", help="address space the child may use, in MiB (default "
+                                            f"{DEFAULT_MEMORY_LIMIT_MIB}, i.e. 1 GiB)")
     parser.set_defaults(run=run)
 
 
@@ -60,7 +65,8 @@ def show(report: DoctorReport) -> None:
 def run(args: argparse.Namespace) -> int:
     reporter = render.ConsoleReporter(quiet=True)
     try:
-        report = doctor_path(args.path, timeout=args.timeout, reporter=reporter)
+        report = doctor_path(args.path, timeout=args.timeout,
+                             memory_limit_mib=args.memory_limit, reporter=reporter)
     finally:
         reporter.close()
     show(report)
