@@ -48,8 +48,8 @@ def _statement() -> bytes:
 STATEMENT_SHA256 = hashlib.sha256(_statement()).hexdigest()
 
 
-def _verifier(kind: str = STAGING, path: Path | None = None, **identity: str,
-              ) -> SignatureVerifier:
+def _verifier(kind: str = STAGING, path: Path | None = None, *,
+              identity: dict[str, str] | None = None) -> SignatureVerifier:
     wanted = signer_identity(**(identity or {"identity": IDENTITY, "issuer": ISSUER}))
     assert wanted is not None
     return SignatureVerifier(trust=load_trust(TrustChoice(kind, path)), identity=wanted)
@@ -76,8 +76,9 @@ def test_a_real_dsse_bundle_verifies_offline_with_identity_and_issuer() -> None:
 
 @pytest.mark.disable_socket
 def test_a_real_dsse_bundle_verifies_with_github_requirements() -> None:
-    check = verify_statement(DSSE, STATEMENT_SHA256, _verifier(
-        github_repository=REPOSITORY, github_workflow=WORKFLOW, github_ref="refs/heads/main"))
+    check = verify_statement(DSSE, STATEMENT_SHA256, _verifier(identity={
+        "github_repository": REPOSITORY, "github_workflow": WORKFLOW,
+        "github_ref": "refs/heads/main"}))
     assert check.status == "pass", check.findings
 
 
@@ -105,7 +106,7 @@ def test_another_statement_digest_is_signature_invalid() -> None:
     ({"github_repository": "acme/example"}, "signature.identity"),
 ])
 def test_another_signer_is_refused_with_its_code(identity: dict[str, str], code: str) -> None:
-    check = verify_statement(DSSE, STATEMENT_SHA256, _verifier(**identity))
+    check = verify_statement(DSSE, STATEMENT_SHA256, _verifier(identity=identity))
     assert _codes(check) == [code]
 
 

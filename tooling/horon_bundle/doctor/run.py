@@ -207,7 +207,7 @@ def phase_results(outcome: ChildOutcome, progress: Path, expect: Expect | None =
         recorded.problems.append(Finding(codes.ABI_ANSWER, f"the progress record is above "
                                                            f"{MAX_PROGRESS_BYTES >> 20} MiB"))
     answer = outcome.answer
-    if answer is not None and set(answer) == {"child_error"}:
+    if isinstance(answer, dict) and set(answer) == {"child_error"}:
         raise Refused.one(codes.ABI_CHILD_ERROR,
                           f"the doctor child failed: {str(answer['child_error'])[:300]}")
     return reconcile(answer, recorded, expect)

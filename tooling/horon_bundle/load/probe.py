@@ -99,11 +99,16 @@ def probe_advertised(library: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Adve
     if outcome.returncode not in (0, None):
         raise Refused.one(codes.ABI_CRASH, f"{library.name}: the child answered, then "
                                            f"{outcome.describe_end()}")
-    answer = decode_handshake_answer(outcome.answer, library.name)
+    return advertised_from(outcome.answer, library.name)
+
+
+def advertised_from(document: dict[str, Any], library: str) -> Advertised:
+    """What a decoded handshake answer says the library advertises; refusals otherwise."""
+    answer = decode_handshake_answer(document, library)
     if answer.error is not None:
-        raise Refused.one(codes.ABI_LOAD, f"{library.name}: {answer.error}")
+        raise Refused.one(codes.ABI_LOAD, f"{library}: {answer.error}")
     if answer.status != 0:
-        raise Refused.one(codes.ABI_STATUS, f"{library.name}: a correct request was answered "
+        raise Refused.one(codes.ABI_STATUS, f"{library}: a correct request was answered "
                                             f"with status {answer.status}")
     table = answer.table
     assert table is not None
@@ -114,7 +119,7 @@ def probe_advertised(library: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Adve
         if getattr(table, key) is None:
             problems.append(f"{key} is NULL")
     if problems:
-        raise Refused.one(codes.ABI_METADATA, f"{library.name}: " + "; ".join(problems))
+        raise Refused.one(codes.ABI_METADATA, f"{library}: " + "; ".join(problems))
     assert table.wire_schema is not None and table.features is not None
     assert table.plugin_id is not None
     return Advertised(abi_major=table.abi_major, abi_minor=table.abi_minor,

@@ -92,11 +92,13 @@ def _advance(name: str, position: int, got: Transcript, where: str) -> int:
     return index + 1
 
 
-def read_answer(answer: dict[str, Any], expect: Expect) -> dict[str, Phase]:
+def read_answer(answer: object, expect: Expect) -> dict[str, Phase]:
     """The final answer: every phase of the run, consistent with itself."""
     findings = Findings()
     reader = Reader("the child's answer", findings)
-    obj = dict(answer)
+    obj = reader.mapping(answer, "")
+    findings.raise_if_any()
+    assert obj is not None
     phases_obj = reader.mapping(obj.pop("phases", None), "phases")
     buffers = reader.mapping(obj.pop("buffers", None), "buffers")
     reader.finish(obj, "")
@@ -167,7 +169,7 @@ def _check_buffers(phases: dict[str, Phase], obj: dict[str, Any], reader: Reader
                       f"unreturnable; the phases show {counted[0]}, {counted[1]}, {counted[2]}")
 
 
-def reconcile(answer: dict[str, Any] | None, progress: Transcript,
+def reconcile(answer: object, progress: Transcript,
               expect: Expect) -> Transcript:
     """One transcript from both channels: the answer where it is sound and agrees."""
     if answer is None:
