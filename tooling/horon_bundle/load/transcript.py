@@ -27,8 +27,8 @@ from horon_bundle.load.answers import (
     Phase,
     Reader,
     Step,
-    decode_phase,
 )
+from horon_bundle.load.phase_decoders import decode_phase
 
 MAX_PROGRESS_BYTES = 256 << 20
 
