@@ -11,6 +11,7 @@ from pathlib import Path
 
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.output import output_session
 from horon_bundle.build.pipeline import default_target_dir, inside, select_targets
 from horon_bundle.build.request import Compiled, CompileRequest
 from horon_bundle.build.source_facts import source_date_epoch, source_facts
@@ -43,7 +44,7 @@ def compile_records(request: CompileRequest, reporter: Reporter | None = None) -
     facts = source_facts(workspace)
     epoch, _ = source_date_epoch(facts, environ)
     results = []
-    with scratch_directory(out) as scratch_name:
+    with output_session(out, reporter), scratch_directory(out) as scratch_name:
         for target in targets:
             reporter.step(f"compiling {plugin.package} for {target} ({request.channel})")
             library = compile_library(LibraryRequest(
