@@ -33,9 +33,17 @@ def bundle(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real cargo builds; pass pytest options after --)."""
+    """Run the test suite (real cargo builds; pass pytest options after --) under coverage,
+    child processes included (pyproject: [tool.coverage]); print the combined figure last."""
     session.install(".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("coverage", "erase")
+    try:
+        session.run("coverage", "run", "-m", "pytest", *session.posargs)
+    finally:
+        session.run("coverage", "combine", "--quiet")
+        session.run("coverage", "report")
+        total = session.run("coverage", "report", "--format=total", silent=True)
+        session.log(f"coverage, every process the tests started included: {str(total).strip()}%")
 
 
 @nox.session

@@ -38,7 +38,6 @@ pytestmark = pytest.mark.cargo
 # Bundled with the build's probe switched off (the probe refuses them: see below).
 UNPROBED = frozenset({"fault-setsid", "fault-kill-parent", "fault-memory",
                       "fault-forged-answer", "fault-overrun-one"})
-DAEMON_MARK = b"libfault_setsid.so"
 
 
 @pytest.fixture(scope="session")
@@ -87,8 +86,10 @@ def _run(args: list[str | Path], tmp_path: Path, *, path: str | None = None,
     return CliResult(done.returncode, done.stdout, done.stderr), took
 
 
-def _no_process_holds(mark: bytes) -> None:
-    """No process whose command line names `mark` (the fixture's library) is still alive."""
+def _no_process_holds(where: Path) -> None:
+    """No process whose command line names `where` (the temporary directory the library was
+    copied into, for this test only) is still alive."""
+    mark = str(where).encode()
     deadline = time.monotonic() + 2
     while True:
         alive = []
@@ -132,7 +133,7 @@ def test_a_setsid_daemon_is_killed_at_once_and_reported(hostile_bundle: Any, tmp
     assert results(document)["child"] == "fail"
     assert results(document)["instance.tool-call"] == "pass"
     assert took < 15, f"doctor took {took:.1f} s with a daemon holding its pipes"
-    _no_process_holds(DAEMON_MARK)
+    _no_process_holds(tmp_path / "cli-tmp")
 
 
 def test_the_build_probe_kills_a_daemon_and_refuses(tmp_path: Path,
@@ -145,7 +146,7 @@ def test_the_build_probe_kills_a_daemon_and_refuses(tmp_path: Path,
     assert_refused_cleanly(result, "abi.stray-process", out)
     assert time.monotonic() - started < 60
     assert list(temp.iterdir()) == []
-    _no_process_holds(DAEMON_MARK)
+    _no_process_holds(out)
 
 
 @pytest.mark.parametrize("kind", CONTAINMENTS)

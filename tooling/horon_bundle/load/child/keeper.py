@@ -26,18 +26,22 @@ from pathlib import Path
 
 STRAY_EXIT = 86
 SIGNAL_EXIT_BASE = 128
+FILE_SIZE_LIMIT = 1 << 30  # RLIMIT_FSIZE: no file the child writes grows past 1 GiB
 _PR_SET_CHILD_SUBREAPER = 36
 _KILL_ROUNDS = 500
 
 
 def limit_resources(memory_limit: object) -> None:
-    """No core files; at most `memory_limit` bytes of address space (RLIMIT_AS). POSIX."""
+    """No core files, no file above FILE_SIZE_LIMIT (a write past it fails with EFBIG: Python
+    ignores SIGXFSZ), at most `memory_limit` bytes of address space (RLIMIT_AS). POSIX."""
     if sys.platform == "win32":
         return
     import resource  # noqa: PLC0415 - POSIX only
 
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     if isinstance(memory_limit, int) and not isinstance(memory_limit, bool) and memory_limit > 0:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
