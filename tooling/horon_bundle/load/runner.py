@@ -146,8 +146,8 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
             kwargs["pass_fds"] = tuple(pass_fds)  # doctor's progress file
         deadline = time.monotonic() + min(timeout, MAX_TIMEOUT)
         process = spawn(argv, missing=codes.DOCTOR_ENVIRONMENT, cwd=home,
-                        env=child_environment(home, traced=bool(tracer)), stdin=DEVNULL, stdout=PIPE, stderr=PIPE,
-                        **kwargs)
+                        env=child_environment(home, traced=bool(tracer)), stdin=DEVNULL,
+                        stdout=PIPE, stderr=PIPE, **kwargs)
         try:
             collected = _collect(process, deadline)
         finally:
