@@ -31,7 +31,7 @@ from typing import Any
 import horon_bundle
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.core.process import DEVNULL, PIPE, Popen, spawn
+from horon_bundle.core.process import DEVNULL, PIPE, Popen, TimeoutExpired, spawn
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.load.child.keeper import SIGNAL_EXIT_BASE, STRAY_EXIT
 from horon_bundle.load.containment import (
@@ -149,7 +149,8 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
                         env=child_environment(home, traced=bool(tracer)), stdin=DEVNULL,
                         stdout=PIPE, stderr=PIPE, **kwargs)
         try:
-            collected = _collect(process, deadline)
+            collected = (_collect_windows(process, deadline) if sys.platform == "win32"
+                         else _collect(process, deadline))
         finally:
             held = _end_tree(process, home, pass_fds, sweep=not containment.pid_namespace)
         if held:
@@ -224,6 +225,24 @@ def _collect(process: Popen[bytes], deadline: float) -> _Collected:
                       "started, or a library destructor, kept it running)")
     else:
         got.timed_out = True
+    return got
+
+
+def _collect_windows(process: Popen[bytes], deadline: float) -> _Collected:
+    """Windows pipes cannot be polled: communicate() in threads, bounded by the deadline."""
+    got = _Collected(bytearray(), bytearray())
+    try:
+        stdout, stderr = process.communicate(timeout=max(deadline - time.monotonic(), 0.01))
+    except TimeoutExpired:
+        got.timed_out = True
+        process.kill()
+        try:
+            stdout, stderr = process.communicate(timeout=EXIT_GRACE)
+        except TimeoutExpired:  # a grandchild holds the pipes: give up on them
+            stdout, stderr = b"", b""
+    got.stdout += stdout[:MAX_ANSWER_BYTES + 1]
+    got.stderr += stderr[-STDERR_TAIL:]
+    got.overflow = len(stdout) > MAX_ANSWER_BYTES
     return got
 
 
