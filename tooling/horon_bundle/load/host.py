@@ -75,8 +75,8 @@ def probe_tracer() -> Tracer:
     strace = shutil.which("strace")
     if strace is None:
         return Tracer(None, "strace not found on PATH")
-    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", sys.executable, "-c",
-                      "pass"], timeout=_PROBE_TIMEOUT)
+    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", sys.executable, "-I", "-S",
+                      "-c", "pass"], timeout=_PROBE_TIMEOUT)
     if not done.ok:
         problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return Tracer(None, f"strace cannot trace here: {problem}")
