@@ -149,6 +149,27 @@ def test_the_build_probe_kills_a_daemon_and_refuses(tmp_path: Path,
     _no_process_holds(out)
 
 
+def test_a_prebuilt_library_is_probed_contained_too(tmp_path: Path,
+                                                   cargo_target_dir: Path) -> None:
+    """`build --prebuilt`: a library compiled elsewhere (here with the probe off, as on a
+    machine that could not load it) is probed here under the same containment."""
+    compiled = tmp_path / "compiled"
+    done = subprocess.run([sys.executable, "-c", _BUILD_WITHOUT_PROBE, "compile", str(ABI_FAULTS),
+                           "--plugin", "fault-setsid", "--out", str(compiled), "--target-dir",
+                           str(cargo_target_dir)], capture_output=True, text=True, check=False,
+                          timeout=600, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    [directory] = list(compiled.iterdir())
+    [library] = [p for p in directory.iterdir() if p.suffix == ".so"]
+    out, temp = tmp_path / "out", tmp_path / "tmp"
+    temp.mkdir()
+    result = build(ABI_FAULTS, out, cargo_target_dir, "--plugin", "fault-setsid", "--prebuilt",
+                   library, "--record", directory / "record.json", env={"TMPDIR": str(temp)})
+    assert_refused_cleanly(result, "abi.stray-process", out)
+    assert list(temp.iterdir()) == []
+    _no_process_holds(out)
+
+
 @pytest.mark.parametrize("kind", CONTAINMENTS)
 def test_a_library_killing_its_parent_and_group_cannot_reach_doctor(
         hostile_bundle: Any, tmp_path: Path, kind: str) -> None:
