@@ -51,7 +51,8 @@ def missing_tools() -> tuple[list[str], list[str]]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real cargo builds; pass pytest options after --).
+    """Run the test suite (real cargo builds; pass pytest options after --) under coverage,
+    child processes included (pyproject: [tool.coverage]); print the combined figure last.
 
     Stops before installing or running anything when a system tool the tests use is missing,
     naming every one and the one command that installs them (`.ci/run` does it for you).
@@ -68,7 +69,14 @@ def tests(session: nox.Session) -> None:
             lines.append("and Rust: https://rustup.rs (cargo on PATH)")
         session.error("\n".join(lines))
     session.install(".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("coverage", "erase")
+    try:
+        session.run("coverage", "run", "-m", "pytest", *session.posargs)
+    finally:
+        session.run("coverage", "combine", "--quiet")
+        session.run("coverage", "report")
+        total = session.run("coverage", "report", "--format=total", silent=True)
+        session.log(f"coverage, every process the tests started included: {str(total).strip()}%")
 
 
 @nox.session

@@ -13,6 +13,7 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.files import write_atomic
 from horon_bundle.core.hashing import CHUNK, Digest, hash_file
 from horon_bundle.model.sidefiles import DIGEST_SUFFIX, beside
@@ -54,6 +55,7 @@ def write_archive(bundle: Path, files: Iterable[tuple[str, bool]], destination: 
                 with source.open("rb") as reader, archive.open(info, "w") as writer:
                     while chunk := reader.read(CHUNK):
                         writer.write(chunk)
+                checkpoint("build.archive")
         digest = hash_file(temp)
         temp.replace(destination)
     finally:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import fsync_directory, remove_tree, staging_directory, write_new
 from horon_bundle.core.hashing import Digest, copy_and_hash, hash_bytes
@@ -74,6 +75,7 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
         _write(staging, MANIFEST_NAME, made.to_bytes(), digests, executables)
         sums = checksums.render({path: d.sha256 for path, d in digests.items()})
         _write(staging, CHECKSUMS_NAME, sums, digests, executables)
+        checkpoint("build.staged")
         report = verify_path(staging)
         if not report.ok:
             first = report.findings[0]
@@ -107,6 +109,7 @@ def _install(staging: Path, final: Path) -> bool:
                          == (staging / CHECKSUMS_NAME).read_bytes())
         aside = final.with_name(f".{final.name}.old-{os.getpid()}")
         final.rename(aside)
+        checkpoint("build.swapping")
         try:
             staging.rename(final)
         except OSError:

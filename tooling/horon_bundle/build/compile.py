@@ -11,6 +11,7 @@ from pathlib import Path
 
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.output import output_session
 from horon_bundle.build.pipeline import select_targets
 from horon_bundle.build.places import resolve_places
 from horon_bundle.build.request import Compiled, CompileRequest
@@ -42,7 +43,7 @@ def compile_records(request: CompileRequest, reporter: Reporter | None = None) -
         reporter.note(warning)
     epoch, _ = source_date_epoch(facts, environ)
     results = []
-    with scratch_directory(out) as scratch_name:
+    with output_session(out, reporter), scratch_directory(out) as scratch_name:
         for target in targets:
             reporter.step(f"compiling {plugin.package} for {target} ({request.channel})")
             library = compile_library(LibraryRequest(

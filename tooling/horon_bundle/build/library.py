@@ -11,6 +11,7 @@ from pathlib import Path
 
 from horon_bundle.build import advertised as advertised_metadata
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
+from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
 from horon_bundle.cargo.invocation import PathNormaliser, run_cargo_build
 from horon_bundle.cargo.metadata import Package, load_metadata, workspace_members
@@ -22,8 +23,6 @@ from horon_bundle.core.hashing import copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
 from horon_bundle.model.evidence import EVIDENCE_INVOCATION, Invocation, RecordedArtifact
 from horon_bundle.rules.release import judge_graph
-
-SCRATCH_PREFIX = ".horon-scratch-"
 
 
 def resolve_package(metadata_member: Package | None, plugin: PluginDeclaration) -> Package:

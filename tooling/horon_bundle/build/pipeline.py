@@ -18,6 +18,7 @@ from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.bundle import package_bundle
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.output import output_session
 from horon_bundle.build.places import resolve_places
 from horon_bundle.build.prebuilt import library_from_record
 from horon_bundle.build.request import CHANNELS, BuildRequest, BuildResult
@@ -115,7 +116,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
                            else source_date_epoch(facts, environ))
     results = []
-    with scratch_directory(out) as scratch_name:
+    with output_session(out, reporter), scratch_directory(out) as scratch_name:
         context = BuildContext(
             request=request, declaration=declaration, plugin=plugin, out=out,
             target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,

@@ -15,3 +15,20 @@ def positive_seconds(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number above 0")
     return value
+
+
+def mebibytes(text: str) -> int:
+    """A whole number of MiB for a limit (`--memory-limit`), within its documented bounds."""
+    from horon_bundle.load.containment import (  # noqa: PLC0415 - only doctor needs it
+        MAX_MEMORY_LIMIT_MIB,
+        MIN_MEMORY_LIMIT_MIB,
+    )
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
+    if not MIN_MEMORY_LIMIT_MIB <= value <= MAX_MEMORY_LIMIT_MIB:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be {MIN_MEMORY_LIMIT_MIB} to "
+                                         f"{MAX_MEMORY_LIMIT_MIB} MiB")
+    return value

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import github, render
-from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.argtypes import mebibytes, positive_seconds
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
 from horon_bundle.core import paths
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
 from horon_bundle.install.survey import check as check_installed
+from horon_bundle.load.containment import DEFAULT_MEMORY_LIMIT_MIB
 from horon_bundle.load.runner import DEFAULT_TIMEOUT
 from horon_bundle.model.checks import PASS, SKIP
 
@@ -21,7 +22,8 @@ from horon_bundle.model.checks import PASS, SKIP
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Verify the bundle, check its target, then load its library in a child process "
-        "(timeout, empty HOME, no network where possible, traced with strace where available) "
+        "(contained: timeout, memory limit, own session, empty HOME, no network and its own PID "
+        "namespace where possible, traced with strace where available) "
         "and check the ABI v1 handshake, the refusal matrix, an instance with one tool call, "
         "and side effects. POSIX only."
     )
@@ -35,6 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_home_arguments(parser, target="with an id: the installed target (default: this host's)")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds the child may run (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--memory-limit", type=mebibytes, default=DEFAULT_MEMORY_LIMIT_MIB,
+                        metavar="MIB", help="address space the child may use, in MiB (default "
+                                            f"{DEFAULT_MEMORY_LIMIT_MIB}, i.e. 1 GiB)")
     parser.set_defaults(run=run)
 
 
@@ -91,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     path = _bundle_path(args)
     reporter = render.ConsoleReporter(quiet=True)
     try:
-        report = doctor_path(path, timeout=args.timeout, reporter=reporter)
+        report = doctor_path(path, timeout=args.timeout,
+                             memory_limit_mib=args.memory_limit, reporter=reporter)
     finally:
         reporter.close()
     show(report)

@@ -326,6 +326,17 @@ ABI_CHILD_ERROR = register(
     "abi.child-error", "The child that loaded the library failed while observing it: the "
     "library corrupted the child's state, or the observer met a case it does not handle.",
     "Run the library under a debugger; if it is well-behaved, report the message.")
+ABI_ANSWER = register(
+    "abi.answer", "The child's answer or progress record is JSON, but not what the toolchain's "
+    "observer writes: a missing or unknown field, a value of the wrong type or out of range, a "
+    "phase missing, or answer and progress record contradicting each other (the library wrote "
+    "into the child's channels or corrupted its observer).",
+    "Write only to descriptors the library opened itself; never touch the host's memory.")
+ABI_STRAY_PROCESS = register(
+    "abi.stray-process", "Processes the library started were still running when the child "
+    "that loaded it ended (or kept it running after it answered); they were killed.",
+    "Start no process or background loop when loaded, handshaking or described; end every "
+    "process an operation starts before the instance is destroyed.")
 ABI_STATUS = register(
     "abi.status", "The handshake refused a correct request.",
     "A correct v1 request must be answered with status 0 (OK).")

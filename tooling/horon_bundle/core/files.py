@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from horon_bundle.core import codes
@@ -30,10 +30,14 @@ def write_failed(path: Path, exc: OSError) -> Refused:
     return Refused.one(codes.OUTPUT_WRITE, f"{path}: {exc.strerror or exc}")
 
 
+TEMP_SUFFIX = ".horon-tmp"  # every temp file write_atomic makes: recognisable debris
+
+
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write `data` to `path` through a temp file in the same directory, fsync, rename."""
     try:
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX,
+                                        dir=path.parent)
     except OSError as exc:
         raise write_failed(path, exc) from None
     try:
@@ -130,6 +134,59 @@ def remove_stale(parent: Path, prefix: str) -> list[Path]:
                     path.unlink()
             removed.append(path)
     return removed
+
+
+class DirectoryLease:
+    """A run's claim on a directory it keeps temporary files in: a shared `flock` on the
+    directory itself, held until `close()` (or until the process dies: the kernel drops it)."""
+
+    def __init__(self, fd: int | None, removed: list[Path]) -> None:
+        self._fd = fd
+        self.removed = removed  # what earlier, killed runs had left and this one removed
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> DirectoryLease:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def lease_directory(directory: Path, clean: Callable[[Path], list[Path]]) -> DirectoryLease:
+    """Claim `directory` for this run; first `clean` it when no other live run holds it.
+
+    Every run that makes temporary files in `directory` holds a shared lock on it while it
+    runs. A run that can take the lock *exclusively* knows that no other live run is there,
+    so whatever temporary files it finds were left by killed runs: it removes them (`clean`),
+    then keeps the lock shared. A run that cannot is beside a live one and cleans nothing.
+    Where `flock` is unavailable (Windows, some network file systems) nothing is cleaned.
+    """
+    if sys.platform == "win32":
+        return DirectoryLease(None, [])
+    import fcntl  # noqa: PLC0415 - POSIX only
+
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return DirectoryLease(None, [])
+    removed: list[Path] = []
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # a live run is here: leave every temporary file alone
+        else:
+            removed = clean(directory)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:  # flock refused (ENOLCK, EOPNOTSUPP): claim nothing, clean nothing
+        os.close(fd)
+        return DirectoryLease(None, removed)
+    return DirectoryLease(fd, removed)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from horon_bundle.abi import types as t
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Finding
 from horon_bundle.doctor.report import DoctorReport
+from horon_bundle.load.answers import Expect, Handshake, Refusals, Table
 from horon_bundle.model.manifest import Manifest
 
 ABSENT_FEATURE = "horon-doctor-absent"
@@ -34,6 +35,12 @@ class Row:
 
     def to_child(self) -> dict[str, Any]:
         return {"id": self.id, "req": self.req, "capacity": self.capacity, "out": self.out}
+
+
+def expect_rows(rows: list[Row], *, inspect_limit: int, frame_limit: int) -> Expect:
+    """What the child was asked, for decoding its answer."""
+    return Expect(rows=[(row.id, row.out) for row in rows], inspect_limit=inspect_limit,
+                  frame_limit=frame_limit)
 
 
 def _req(**changes: Any) -> dict[str, Any]:
@@ -92,9 +99,9 @@ def status_name(status: object) -> str:
     return f"{status} {name}" if name else f"{status}"
 
 
-def judge_handshake(report: DoctorReport, result: dict[str, Any], manifest: Manifest) -> None:
-    status = result.get("status")
-    if status != 0:
+def judge_handshake(report: DoctorReport, result: Handshake, manifest: Manifest) -> None:
+    status = result.status
+    if status != 0 or result.table is None:
         report.failed("handshake.status", codes.ABI_STATUS,
                       f"a correct v1 request was answered {status_name(status)}",
                       expected="0 OK", got=status_name(status))
@@ -102,17 +109,16 @@ def judge_handshake(report: DoctorReport, result: dict[str, Any], manifest: Mani
                      "entries", "exact-write"):
             report.skipped(f"handshake.{name}", "the handshake refused a correct request")
         return
-    report.passed("handshake.status", expected="0 OK", got="0 OK",
-                  note=f"{result.get('ms', 0)} ms")
-    table: dict[str, Any] = result.get("table") or {}
-    fields: dict[str, str] = table.get("fields") or {}
-    size = table.get("struct_size")
-    absent = [name for name in ENTRY_NAMES if fields.get(name) == "absent"]
-    if not table.get("struct_size_written"):
+    report.passed("handshake.status", expected="0 OK", got="0 OK", note=f"{result.ms:g} ms")
+    table = result.table
+    fields = table.fields
+    size = table.struct_size
+    absent = [name for name in ENTRY_NAMES if fields[name] == "absent"]
+    if not table.struct_size_written:
         report.failed("handshake.struct-size", codes.ABI_STRUCT_SIZE,
                       "status OK but struct_size was not written", expected=">= 104",
                       got="not written")
-    elif not isinstance(size, int) or size < t.TABLE_SIZE:
+    elif size < t.TABLE_SIZE:
         beyond = f"; beyond it: {', '.join(absent)}" if absent else ""
         report.failed("handshake.struct-size", codes.ABI_STRUCT_SIZE,
                       f"the table's struct_size is {size}, ABI v1 needs 104{beyond}",
@@ -120,16 +126,15 @@ def judge_handshake(report: DoctorReport, result: dict[str, Any], manifest: Mani
     else:
         report.passed("handshake.struct-size", expected=">= 104", got=size)
 
-    _version(report, table, fields, manifest)
+    _version(report, table, manifest)
     _string(report, "handshake.wire-schema", codes.ABI_WIRE_SCHEMA, field="wire_schema",
-            table=table, fields=fields, expected=manifest.wire_schema)
+            table=table, expected=manifest.wire_schema)
     _string(report, "handshake.plugin-id", codes.ABI_PLUGIN_ID, field="plugin_id",
-            table=table, fields=fields, expected=manifest.id)
+            table=table, expected=manifest.id)
     _string(report, "handshake.features", codes.ABI_FEATURES, field="features", table=table,
-            fields=fields, expected=",".join(manifest.features))
+            expected=",".join(manifest.features))
 
-    broken = {name: fields.get(name) for name in ENTRY_NAMES
-              if fields.get(name) in ("null", "unwritten")}
+    broken = {name: fields[name] for name in ENTRY_NAMES if fields[name] in ("null", "unwritten")}
     if broken:
         report.failed("handshake.entries", codes.ABI_NULL_ENTRY,
                       [f"entry {name} is {'NULL' if how == 'null' else 'not written'}"
@@ -142,42 +147,41 @@ def judge_handshake(report: DoctorReport, result: dict[str, Any], manifest: Mani
         report.passed("handshake.entries", expected="nine non-NULL entries",
                       got="nine non-NULL")
 
-    changed = result.get("changed")
-    if changed is not None and changed[1] >= t.TABLE_SIZE:
+    changed = result.changed
+    if changed is not None and changed.last >= t.TABLE_SIZE:
         report.failed("handshake.exact-write", codes.ABI_OUT_OVERRUN,
-                      f"the handshake wrote up to byte {changed[1]} with out_capacity 104",
-                      expected="bytes 0..103", got=f"bytes {changed[0]}..{changed[1]}")
+                      f"the handshake wrote up to byte {changed.last} with out_capacity 104",
+                      expected="bytes 0..103", got=f"bytes {changed.first}..{changed.last}")
     else:
         report.passed("handshake.exact-write", expected="bytes 0..103",
                       got="nothing beyond byte 103")
 
 
-def _version(report: DoctorReport, table: dict[str, Any], fields: dict[str, str],
-             manifest: Manifest) -> None:
-    major, minor = table.get("abi_major"), table.get("abi_minor")
+def _version(report: DoctorReport, table: Table, manifest: Manifest) -> None:
+    major, minor = table.abi_major, table.abi_minor
     expected = f"{manifest.abi_major}.{manifest.abi_minor}"
     got = f"{major}.{minor}"
     findings = []
-    if fields.get("abi_major") != "present" or major != t.ABI_MAJOR:
+    if table.fields["abi_major"] != "present" or major != t.ABI_MAJOR:
         findings.append(Finding(codes.ABI_MAJOR_MISMATCH,
                                 f"the table says ABI major {major}, this host speaks "
                                 f"{t.ABI_MAJOR} (plugin.json: {manifest.abi_major})"))
-    if fields.get("abi_minor") != "present" or minor != manifest.abi_minor:
+    if table.fields["abi_minor"] != "present" or minor != manifest.abi_minor:
         findings.append(Finding(codes.ABI_MINOR,
                                 f"the table says ABI minor {minor}, plugin.json says "
                                 f"{manifest.abi_minor}"))
     report.judged("handshake.abi-version", findings, expected=expected, got=got)
 
 
-def _string(report: DoctorReport, name: str, code: Code, *, field: str,
-            table: dict[str, Any], fields: dict[str, str], expected: str) -> None:
-    state = fields.get(field)
+def _string(report: DoctorReport, name: str, code: Code, *, field: str, table: Table,
+            expected: str) -> None:
+    state = table.fields[field]
     if state != "present":
         what = {"null": "NULL", "unwritten": "not written", "absent": "beyond struct_size"}
-        report.failed(name, code, f"the table's {field} is {what.get(state or '', state)}",
+        report.failed(name, code, f"the table's {field} is {what.get(state, state)}",
                       expected=expected, got=None)
         return
-    got = table.get(field)
+    got = table.string(field)
     if got != expected:
         report.failed(name, code, f"the table's {field} is {got!r}, plugin.json says "
                                   f"{expected!r}", expected=expected, got=got)
@@ -185,8 +189,8 @@ def _string(report: DoctorReport, name: str, code: Code, *, field: str,
         report.passed(name, expected=expected, got=got)
 
 
-def judge_refusals(report: DoctorReport, result: dict[str, Any], rows: list[Row]) -> None:
-    answers = {r.get("id"): r for r in result.get("rows") or [] if isinstance(r, dict)}
+def judge_refusals(report: DoctorReport, result: Refusals, rows: list[Row]) -> None:
+    answers = {answer.id: answer for answer in result.rows}
     singles: list[Finding] = []
     order: list[Finding] = []
     touched: list[Finding] = []
@@ -196,21 +200,21 @@ def judge_refusals(report: DoctorReport, result: dict[str, Any], rows: list[Row]
         if answer is None:
             singles.append(Finding(codes.ABI_REFUSAL_CODE, f"row {row.id}: no answer"))
             continue
-        status = answer.get("status")
+        status = answer.status
         if status != row.expected:
             code = codes.ABI_REFUSAL_ORDER if row.kind == "multi" else codes.ABI_REFUSAL_CODE
             target = order if row.kind == "multi" else singles
             target.append(Finding(code, f"{row.what}: expected {status_name(row.expected)}, got "
                                         f"{status_name(status)}"))
-        changed = answer.get("changed")
+        changed = answer.changed
         if row.expected != 0 and row.out and changed is not None:
             touched.append(Finding(codes.ABI_OUT_TOUCHED,
                                    f"{row.what}: refused with {status_name(status)} but bytes "
-                                   f"{changed[0]}..{changed[1]} of *out changed"))
-        if row.expected == 0 and changed is not None and changed[1] >= t.TABLE_SIZE:
+                                   f"{changed.first}..{changed.last} of *out changed"))
+        if row.expected == 0 and changed is not None and changed.last >= t.TABLE_SIZE:
             overrun.append(Finding(codes.ABI_OUT_OVERRUN,
-                                   f"{row.what}: wrote up to byte {changed[1]}; a v1 table is "
-                                   "104 bytes"))
+                                   f"{row.what}: wrote up to byte {changed.last}; a v1 table "
+                                   "is 104 bytes"))
     single_rows = [r for r in rows if r.kind != "multi"]
     multi_rows = [r for r in rows if r.kind == "multi"]
     report.judged("refusals.single", singles, expected=f"{len(single_rows)} rows answered as "

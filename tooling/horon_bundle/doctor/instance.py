@@ -8,7 +8,6 @@ under 64 MiB, and every buffer handed out must have gone back through `free_buff
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from horon_bundle.abi import types as t
@@ -16,6 +15,8 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.doctor.report import DoctorReport
+from horon_bundle.load.answers import Buffer, Phase, Step
+from horon_bundle.load.transcript import buffers_of
 from horon_bundle.model.manifest import Manifest
 
 TERMINAL = ("done", "error")
@@ -23,24 +24,23 @@ KINDS = ("tool_envelope", *TERMINAL)
 _INSPECT = 1 << 20
 
 
-def _status_check(report: DoctorReport, name: str, entry: str, result: dict[str, Any]) -> bool:
-    if "skipped" in result:
-        report.skipped(name, str(result["skipped"]))
+def _status_check(report: DoctorReport, name: str, entry: str, result: Step) -> bool:
+    if result.skipped is not None:
+        report.skipped(name, result.skipped)
         return False
-    status = result.get("status")
-    if status != 0:
-        report.failed(name, codes.ABI_INSTANCE, f"{entry} answered {status} to a valid call",
-                      expected=0, got=status)
+    if result.status != 0:
+        report.failed(name, codes.ABI_INSTANCE, f"{entry} answered {result.status} to a valid "
+                                                "call", expected=0, got=result.status)
         return False
     report.passed(name, expected=0, got=0)
     return True
 
 
-def judge_create(report: DoctorReport, result: dict[str, Any], features: str) -> None:
-    if "skipped" in result:
-        report.skipped("instance.create", str(result["skipped"]))
+def judge_create(report: DoctorReport, result: Step, features: str) -> None:
+    if result.skipped is not None:
+        report.skipped("instance.create", result.skipped)
         return
-    status, made = result.get("status"), result.get("instance")
+    status, made = result.status, result.instance
     if status != 0 or not made:
         report.failed("instance.create", codes.ABI_INSTANCE,
                       f"create answered {status} (instance {'set' if made else 'NULL'}) for "
@@ -51,34 +51,27 @@ def judge_create(report: DoctorReport, result: dict[str, Any], features: str) ->
                       note=f"features {features!r}")
 
 
-def _buffer_bytes(info: dict[str, Any]) -> bytes | None:
-    data = info.get("data")
-    return base64.b64decode(data) if isinstance(data, str) else None
-
-
-def judge_describe(report: DoctorReport, result: dict[str, Any],
-                   manifest: Manifest) -> list[str] | None:
+def judge_describe(report: DoctorReport, result: Step, manifest: Manifest) -> list[str] | None:
     """The describe check; returns the tool names described (None when unknown)."""
-    if "skipped" in result:
-        report.skipped("instance.describe", str(result["skipped"]))
+    if result.skipped is not None:
+        report.skipped("instance.describe", result.skipped)
         return None
     expected = {"id": manifest.id, "version": manifest.version,
                 "features": list(manifest.features)}
-    status = result.get("status")
-    if status != 0:
-        report.failed("instance.describe", codes.ABI_DESCRIBE, f"describe answered {status}",
-                      expected=expected, got=status)
+    if result.status != 0 or result.buffer is None:
+        report.failed("instance.describe", codes.ABI_DESCRIBE,
+                      f"describe answered {result.status}", expected=expected, got=result.status)
         return None
-    info: dict[str, Any] = result.get("buffer") or {}
-    length = info.get("len", 0)
-    if isinstance(length, int) and length > t.MAX_FRAME_BYTES:
+    info = result.buffer
+    length = info.length
+    if length > t.MAX_FRAME_BYTES:
         report.failed("instance.describe", codes.ABI_FRAME_SIZE,
                       f"describe handed out {length} bytes, above the 64 MiB limit",
                       expected=expected, got=f"{length} bytes")
         return None
-    data = _buffer_bytes(info)
+    data = info.data
     if data is None:
-        why = (f"a NULL buffer of {length} bytes" if info.get("null")
+        why = (f"a NULL buffer of {length} bytes" if info.null
                else f"{length} bytes, above the doctor's {_INSPECT >> 20} MiB inspection limit")
         report.failed("instance.describe", codes.ABI_DESCRIBE, f"describe answered {why}",
                       expected=expected, got=why)
@@ -107,15 +100,15 @@ def judge_describe(report: DoctorReport, result: dict[str, Any],
     return [n for n in names if isinstance(n, str)] if names is not None else None
 
 
-def judge_tool_call(report: DoctorReport, result: dict[str, Any], tool: str,
+def judge_tool_call(report: DoctorReport, result: Step, tool: str,
                     described: list[str] | None) -> None:
     frame_checks = ("frames.format", "frames.seq", "frames.terminal", "frames.size")
-    if "skipped" in result:
-        report.skipped("instance.tool-call", str(result["skipped"]))
+    if result.skipped is not None:
+        report.skipped("instance.tool-call", result.skipped)
         for name in frame_checks:
             report.skipped(name, "no tool call")
         return
-    start = result.get("start")
+    start = result.status
     if start != 0:
         if described is not None and tool not in described:
             why = f"describe does not list {tool}: no tool to call (start answered {start})"
@@ -127,17 +120,16 @@ def judge_tool_call(report: DoctorReport, result: dict[str, Any], tool: str,
         for name in frame_checks:
             report.skipped(name, "no operation was started")
         return
-    frames: list[dict[str, Any]] = result.get("frames") or []
-    end = result.get("end")
+    frames = result.frames
+    end = result.end
     position = len(report.checks)  # the tool-call line goes before the frame lines
     parsed: list[dict[str, Any] | None] = []
     formats: list[Finding] = []
     sizes: list[Finding] = []
     for index, info in enumerate(frames):
-        length = info.get("len", 0)
-        if isinstance(length, int) and length > t.MAX_FRAME_BYTES:
-            sizes.append(Finding(codes.ABI_FRAME_SIZE, f"frame {index}: {length} bytes, above "
-                                                       "the 64 MiB limit"))
+        if info.length > t.MAX_FRAME_BYTES:
+            sizes.append(Finding(codes.ABI_FRAME_SIZE, f"frame {index}: {info.length} bytes, "
+                                                       "above the 64 MiB limit"))
             parsed.append(None)
             continue
         frame, problem = _frame(info)
@@ -159,7 +151,7 @@ def judge_tool_call(report: DoctorReport, result: dict[str, Any], tool: str,
                   expected="exactly one terminal frame, last, then next = 1",
                   got={"kinds": kinds, "next_after": end})
     report.judged("frames.size", sizes, expected="every frame <= 64 MiB",
-                  got=f"largest {max((f.get('len', 0) for f in frames), default=0)} bytes")
+                  got=f"largest {max((f.length for f in frames), default=0)} bytes")
     terminal = [f for f in parsed if f is not None and f.get("kind") in TERMINAL]
     if terminal and terminal[0].get("kind") == "error":
         report.failed("instance.tool-call", codes.ABI_INSTANCE,
@@ -171,15 +163,15 @@ def judge_tool_call(report: DoctorReport, result: dict[str, Any], tool: str,
     report.checks.insert(position, report.checks.pop())
 
 
-def _frame(info: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    if info.get("null"):
-        return None, f"a NULL buffer of {info.get('len')} bytes"
-    data = _buffer_bytes(info)
+def _frame(info: Buffer) -> tuple[dict[str, Any] | None, str | None]:
+    if info.null:
+        return None, f"a NULL buffer of {info.length} bytes"
+    data = info.data
     if data is None:
-        summary = info.get("summary") or {}
-        if not summary.get("object"):
+        summary = info.summary
+        if summary is None or not summary.is_object:
             return None, "not a JSON object"
-        value: object = {"seq": summary.get("seq"), "kind": summary.get("kind")}
+        value: object = {"seq": summary.seq, "kind": summary.kind}
     else:
         try:
             value = read_json(data, source="frame", max_bytes=_INSPECT)
@@ -217,31 +209,24 @@ def _terminal_findings(kinds: list[Any], end: object) -> list[Finding]:
     return findings
 
 
-def judge_buffers(report: DoctorReport, phases: dict[str, dict[str, Any]]) -> None:
-    infos: list[tuple[str, dict[str, Any]]] = []
-    describe = phases.get("describe") or {}
-    if isinstance(describe.get("buffer"), dict):
-        infos.append(("describe", describe["buffer"]))
-    for index, frame in enumerate((phases.get("tool-call") or {}).get("frames") or []):
-        infos.append((f"frame {index}", frame))
+def judge_buffers(report: DoctorReport, phases: dict[str, Phase]) -> None:
+    infos = buffers_of(phases)
     if not infos:
         report.skipped("buffers", "no buffer was handed out")
         return
     findings = []
     for where, info in infos:
-        if not info.get("returned"):
+        if not info.returned:
             findings.append(Finding(codes.ABI_BUFFER_LEAK,
-                                    f"{where}: {info.get('len')} bytes handed out, cannot be "
+                                    f"{where}: {info.length} bytes handed out, cannot be "
                                     "returned: free_buffer is NULL or beyond struct_size"))
-        elif info.get("null") and info.get("len"):
+        elif info.null and info.length:
             findings.append(Finding(codes.ABI_BUFFER_LEAK,
-                                    f"{where}: a NULL pointer with length {info.get('len')}"))
-    returned = sum(1 for _, info in infos if info.get("returned"))
+                                    f"{where}: a NULL pointer with length {info.length}"))
+    returned = sum(1 for _, info in infos if info.returned)
     report.judged("buffers", findings, expected=f"{len(infos)} returned through free_buffer",
                   got=f"{returned} returned")
 
 
-def judge_teardown(report: DoctorReport, phases: dict[str, dict[str, Any]]) -> None:
-    for phase in ("release", "shutdown", "destroy"):
-        if phase in phases:
-            _status_check(report, f"instance.{phase}", phase, phases[phase])
+def judge_teardown(report: DoctorReport, name: str, result: Step) -> None:
+    _status_check(report, f"instance.{name}", name, result)

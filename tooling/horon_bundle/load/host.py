@@ -1,9 +1,9 @@
-"""What the doctor's child runs inside: the host triple, a tracer, a network namespace.
+"""What doctor needs of the host: its target triple and a tracer (containment: `containment`).
 
 Each is probed, never assumed: `rustc -vV` names the host triple (when rustc is missing the
 triple is derived from the platform, and the report says so); `strace` must actually trace a
-trivial command here (a container may forbid ptrace); `unshare -rn` must actually create a
-user and network namespace. What is missing is reported, with the checks it costs.
+trivial command here (a container may forbid ptrace). What is missing is reported, with the
+checks it costs.
 """
 
 from __future__ import annotations
@@ -55,52 +55,29 @@ def triple_from_platform(system: str, machine: str, libc: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Sandbox:
+class Tracer:
     strace: str | None
-    strace_note: str
-    unshare: str | None
-    unshare_note: str
+    note: str
 
-    def wrapper(self, trace_log: Path) -> list[str]:
-        """The argv prefix for the child: `unshare -rn` outside, `strace` inside."""
-        argv: list[str] = []
-        if self.unshare is not None:
-            argv += [self.unshare, "-rn"]
-        if self.strace is not None:
-            argv += [self.strace, "-f", "-qq", "-y", "-s", "4096", "-e", "trace=%file,%network",
-                     "-e", "signal=none", "-o", str(trace_log), "--"]
-        return argv
+    def argv(self, trace_log: Path) -> list[str]:
+        """The argv prefix that traces the child (outside its namespaces, so the tracer also
+        sees processes the library starts, under their real PIDs)."""
+        if self.strace is None:
+            return []
+        return [self.strace, "-f", "-qq", "-y", "-s", "4096", "-e", "trace=%file,%network",
+                "-e", "signal=none", "-o", str(trace_log), "--"]
 
     def to_json(self) -> dict[str, object]:
-        return {"tracer": "strace" if self.strace else None, "tracer_note": self.strace_note,
-                "network_namespace": self.unshare is not None,
-                "network_note": self.unshare_note}
+        return {"tracer": "strace" if self.strace else None, "tracer_note": self.note}
 
 
-def _works(argv: list[str]) -> str | None:
-    """None when `argv` ran and exited 0; else what went wrong."""
-    done = run_quiet(argv, timeout=_PROBE_TIMEOUT)
-    if not done.ok:
-        return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-    return None
-
-
-def probe_sandbox() -> Sandbox:
+def probe_tracer() -> Tracer:
     strace = shutil.which("strace")
     if strace is None:
-        strace_note = "strace not found on PATH"
-    else:
-        problem = _works([strace, "-f", "-qq", "-o", "/dev/null", "--", sys.executable, "-c",
-                          "pass"])
-        strace_note = "" if problem is None else f"strace cannot trace here: {problem}"
-        if problem is not None:
-            strace = None
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        unshare_note = "unshare (util-linux) not found on PATH"
-    else:
-        problem = _works([unshare, "-rn", "--", sys.executable, "-c", "pass"])
-        unshare_note = "" if problem is None else f"unshare -rn failed here: {problem}"
-        if problem is not None:
-            unshare = None
-    return Sandbox(strace, strace_note, unshare, unshare_note)
+        return Tracer(None, "strace not found on PATH")
+    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", sys.executable, "-I", "-S",
+                      "-c", "pass"], timeout=_PROBE_TIMEOUT)
+    if not done.ok:
+        problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return Tracer(None, f"strace cannot trace here: {problem}")
+    return Tracer(strace, "")

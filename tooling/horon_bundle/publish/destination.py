@@ -125,6 +125,10 @@ class Destination(ABC):
     def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
         """Mark id/version/target withdrawn without touching its bytes."""
 
+    def begin_writing(self) -> None:  # noqa: B027 - only stores with temp files need it
+        """Called once before the first upload of a run that is not a dry run (a `file://`
+        store claims its `.tmp/` and removes what killed runs left there)."""
+
     def close(self) -> None:  # noqa: B027 - destinations without resources need nothing
         pass
 

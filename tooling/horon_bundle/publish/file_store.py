@@ -8,8 +8,11 @@
 
 Every file is written to `.tmp/` (a large one copied by the kernel and hashed beside the
 copy, `store_copy`), checked, fsynced once, then linked onto its final name with link(2),
-which fails when the name exists: of two publishers racing for one index entry
-exactly one wins, and the loser sees the winner's entry. Nothing is ever rewritten or deleted.
+which fails when the name exists: of two publishers racing for one index entry exactly one
+wins, and the loser sees the winner's entry. Nothing is ever rewritten or deleted, except the
+`.tmp/w-*` files a killed publisher left: a writer holds `.tmp/` with a shared `flock` while
+it writes there, and one that finds no other live writer removes them first
+(`core.files.lease_directory`, docs/interrupted-runs.md).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.core.files import fsync_directory
+from horon_bundle.core.files import DirectoryLease, fsync_directory, lease_directory, remove_stale
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.publish.destination import (
@@ -47,12 +51,24 @@ STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"
 MARKER = "horon-store.json"
 _LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", ".tmp"])
+TEMP_PREFIX = "w-"
 
 
 class FileStore(Destination):
     def __init__(self, address: FileAddress) -> None:
         self.address = address
         self.root = address.root
+        self._lease: DirectoryLease | None = None
+
+    def begin_writing(self) -> None:
+        temps = self.root / ".tmp"
+        if self._lease is None and temps.is_dir() and not temps.is_symlink():
+            self._lease = lease_directory(temps, _remove_left_temps)
+
+    def close(self) -> None:
+        if self._lease is not None:
+            self._lease.close()
+            self._lease = None
 
     # --- reading -------------------------------------------------------------------------
     def _entry_path(self, plugin_id: str, version: str, target: str) -> Path:
@@ -166,11 +182,14 @@ class FileStore(Destination):
     @contextlib.contextmanager
     def _temp(self) -> Iterator[tuple[int, Path]]:
         directory = self._directory(self.root / ".tmp")
+        if self._lease is None:
+            self._lease = lease_directory(directory, _remove_left_temps)
         try:
-            handle, name = tempfile.mkstemp(prefix="w-", dir=directory)
+            handle, name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
         except OSError as exc:
             raise _write_error(directory, exc) from None
         temp = Path(name)
+        checkpoint("publish.temp")
         try:
             yield handle, temp
         finally:
@@ -299,6 +318,11 @@ class FileStore(Destination):
         return YankResult(plugin_id=plugin_id, version=version, target=target,
                           archive_sha256=state.archive_sha256, location=state.location,
                           already=not written)
+
+
+def _remove_left_temps(directory: Path) -> list[Path]:
+    """`.tmp/w-*` files of killed writers (called only while no other writer is live)."""
+    return remove_stale(directory, TEMP_PREFIX)
 
 
 def _write_all(handle: int, data: bytes) -> None:

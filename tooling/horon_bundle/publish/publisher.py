@@ -82,6 +82,7 @@ def _upload_and_commit(plan: list[PlannedItem], destination: Destination,
     pending = [p for p in plan if p.state.status == ABSENT]
     extras: dict[tuple[str, str, str], dict[str, str]] = {}
     committed = 0
+    destination.begin_writing()
     try:
         for number, planned in enumerate(pending, 1):
             reporter.step(f"uploading {planned.item.label} ({number}/{len(pending)})")
