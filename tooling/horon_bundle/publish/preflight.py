@@ -62,9 +62,11 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     """Verify one archive and the files beside it; the item is None when it cannot be used."""
     findings = Findings()
     try:
-        before = hash_file(path)
+        before = hash_file(path, what="archive", follow_symlinks=False)
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
+    except Refused as exc:
+        return None, list(exc.findings)
     report = verify_path(path)
     findings.extend(report.findings)
     manifest = report.manifest
@@ -100,9 +102,11 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: plugin.json could not be read again")
     verified = report.digests.get(MANIFEST_NAME)
     try:
-        after = hash_file(path)
+        after = hash_file(path, what="archive", follow_symlinks=False)
     except OSError as exc:
         return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
+    except Refused as exc:
+        return None, [*findings, *exc.findings]
     if after != before or verified is None or hash_bytes(manifest_bytes) != verified:
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
     item = ReleaseItem(archive=path, digest=before, manifest=manifest,
