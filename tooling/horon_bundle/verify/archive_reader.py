@@ -27,12 +27,14 @@ the entry's compressed size.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.hashing import CHUNK, Digest
 from horon_bundle.core.inputs import open_regular
 from horon_bundle.verify import limits
 from horon_bundle.verify.archive_entries import DEFLATED, STORED, ArchiveEntry, judge_entries
@@ -66,6 +68,16 @@ class ArchiveReader:
 
     def open(self, name: str) -> ArchiveStream:
         return ArchiveStream(self.fd, self.label, self.entries[name])
+
+    def digest(self) -> Digest:
+        """The SHA-256 of the archive file itself, read through the descriptor that was
+        validated (what a signature over the archive must cover)."""
+        hasher = hashlib.sha256()
+        offset = 0
+        while chunk := os.pread(self.fd, CHUNK, offset):
+            hasher.update(chunk)
+            offset += len(chunk)
+        return Digest(hasher.hexdigest(), offset)
 
     def close(self) -> None:
         if self.fd >= 0:

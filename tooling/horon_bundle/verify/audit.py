@@ -61,7 +61,8 @@ def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
 def audit_path(path: Path, options: AuditOptions) -> VerifyReport:
     """Verify a bundle directory or archive, then its signature and the policy."""
     report = verify_path(path, qa_patterns=options.policy.qa_patterns
-                         if options.policy is not None else ())
+                         if options.policy is not None else (),
+                         archive_digest=options.verifier is not None)
     if options.verifier is not None:
         report.notes.append(f"trust root: {options.verifier.trust.description}")
     signature = _signature(path, report, options)
@@ -96,7 +97,8 @@ def _signature(path: Path, report: VerifyReport,
         else:
             report.skipped("signature.present", why)
         return None
-    result = verify_file(path, verifier, required=options.require_signature)
+    result = verify_file(path, verifier, required=options.require_signature,
+                         digest=report.archive_digest)
     report.checks.extend(result.checks)
     statement_signature = provenance_signature_path(path)
     manifest = report.manifest

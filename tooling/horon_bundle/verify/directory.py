@@ -20,6 +20,7 @@ replaced, removed, retyped or grown between the walk and the read is `layout.cha
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -59,6 +60,9 @@ class DirectorySource(BundleSource):
             try:
                 self._root_fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW)
             except OSError as exc:
+                if exc.errno == errno.ELOOP:  # replaced by a link since open_bundle's lstat
+                    raise Refused.one(codes.LAYOUT_SYMLINK,
+                                      f"{root}: the bundle path is a symbolic link") from None
                 raise Refused.one(codes.INPUT_UNREADABLE,
                                   f"{root}: {exc.strerror or exc}") from None
         try:

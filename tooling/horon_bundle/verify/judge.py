@@ -31,18 +31,21 @@ from horon_bundle.model.provenance import (
 from horon_bundle.verify.advertised import SectionState, check_advertised
 from horon_bundle.verify.claims import check_binding, check_evidence, check_graph
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import BundleSource, open_bundle
+from horon_bundle.verify.source import ArchiveSource, BundleSource, open_bundle
 
 
 def _refusal_findings(exc: Refused) -> list[Finding]:
     return list(exc.findings)
 
 
-def verify_path(path: Path, *, qa_patterns: Sequence[str] = ()) -> VerifyReport:
+def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
+                archive_digest: bool = False) -> VerifyReport:
     """Verify a bundle directory or .zip archive; the report lists every check's result.
 
     `qa_patterns` are the auditor's own QA patterns (a policy's `qa-patterns`), applied on top
-    of the built-in ones and those the bundle records."""
+    of the built-in ones and those the bundle records. `archive_digest` also hashes the
+    archive file through the descriptor that was verified (`report.archive_digest`), so a
+    signature is checked over exactly the bytes judged."""
     report = VerifyReport(path=str(path))
     try:
         source = open_bundle(path)
@@ -53,6 +56,8 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = ()) -> VerifyReport:
         if path.is_file():
             report.judged("archive", [])
         verify_source(source, report, qa_patterns=qa_patterns)
+        if archive_digest and isinstance(source, ArchiveSource):
+            report.archive_digest = source.archive_digest()
     return report
 
 

@@ -23,6 +23,7 @@ class VerifyReport(CheckList):
     # where features.advertised took the advertised metadata from: "section" (recomputed from
     # the library), "recorded-only" (the build's claim alone), or None (not judged)
     advertised_source: str | None = None
+    archive_digest: Digest | None = None  # of the archive file, when asked for (signatures)
 
     def to_json(self) -> dict[str, Any]:
         return {

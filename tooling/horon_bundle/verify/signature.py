@@ -90,8 +90,9 @@ def load_bundle(path: Path) -> Bundle:
 
 
 def verify_file(artifact: Path, verifier: SignatureVerifier, *, required: bool,
-                signature: Path | None = None) -> SignatureResult:
-    """Check `artifact` against `signature` (default `<artifact>.sigstore.json`)."""
+                signature: Path | None = None, digest: Digest | None = None) -> SignatureResult:
+    """Check `artifact` against `signature` (default `<artifact>.sigstore.json`); `digest` is
+    the artifact's, when the caller already hashed the bytes it judged (else it is hashed)."""
     signature = signature or signature_path(artifact)
     if not os.path.lexists(signature):  # anything there is read (and refused unless regular)
         if required:
@@ -109,7 +110,8 @@ def verify_file(artifact: Path, verifier: SignatureVerifier, *, required: bool,
         return SignatureResult(checks + _skipped_identity("the signature is malformed"),
                                verified=False)
     try:
-        digest = hash_file(artifact, what="archive", follow_symlinks=False)
+        if digest is None:
+            digest = hash_file(artifact, what="archive", follow_symlinks=False)
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{artifact}: {exc.strerror}") from None
     outcome = _verify_artifact(bundle, digest, verifier)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.hashing import Digest
 from horon_bundle.verify.archive_reader import ArchiveReader, validate_archive
 from horon_bundle.verify.archive_stream import ArchiveStream
 from horon_bundle.verify.bundle_source import BundleFile, BundleSource, ByteStream
@@ -31,6 +32,9 @@ class ArchiveSource(BundleSource):
 
     def open(self, path: str) -> ArchiveStream:
         return self._archive.open(path)
+
+    def archive_digest(self) -> Digest:
+        return self._archive.digest()
 
     def close(self) -> None:
         self._archive.close()
