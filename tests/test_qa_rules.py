@@ -14,9 +14,18 @@ from typing import Any
 import pytest
 
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, effective_patterns, name_matches
+from horon_bundle.rules.policy import parse_policy
 from tests.bundle_edit import byproduct_of, internal, rezip
 from tests.conftest import BuiltExample
-from tests.helpers import HOST, assert_refused, cli, copy_bundle, edit_provenance, tree_snapshot
+from tests.helpers import (
+    HOST,
+    REPO,
+    assert_refused,
+    cli,
+    copy_bundle,
+    edit_provenance,
+    tree_snapshot,
+)
 from tests.publish_support import publish_env
 
 pytestmark = pytest.mark.cargo
@@ -158,3 +167,13 @@ def test_malformed_policy_patterns(tmp_path: Path, example_release: BuiltExample
     assert_refused(cli("verify", example_release.archive, "--policy", policy),
                    "policy.invalid", status=2)
     assert tree_snapshot(tmp_path) == before
+
+
+def test_the_documented_policy_is_read_as_documented() -> None:
+    """The example policy of docs/auditing.md parses, with the keys this page documents."""
+    text = (REPO / "docs" / "auditing.md").read_text()
+    block = text.split("## The policy file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    policy = parse_policy(block.encode(), "audit-policy.toml")
+    keys = {r.key for r in policy.requirements}
+    assert {"qa-free", "require-abi-section", "channel", "builder-ids"} <= keys
+    assert policy.qa_patterns == ("acme-test-*", "*-mock")
