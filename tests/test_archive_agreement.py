@@ -205,6 +205,22 @@ def test_zipfile_reads_a_nul_name_as_another_file(tmp_path: Path) -> None:
     with pytest.raises(Refused) as caught:
         validate_archive(path)
     assert caught.value.codes() == ["archive.unsafe-name"]
+    assert "holds a NUL byte" in str(caught.value.findings[0].message)
+
+
+def test_bytes_hidden_after_the_last_record(tmp_path: Path) -> None:
+    """The end record counts every record, but the directory it describes is longer: the
+    extra bytes (another tool's idea of a record) are refused."""
+    data = make_zip(BASE)
+    start = data.index(b"PK\x05\x06")
+    size = struct.unpack_from("<I", data, start + 12)[0]
+    padded = bytearray(data[:start] + b"PK\x01\x02 hidden record" + data[start:])
+    struct.pack_into("<I", padded, start + 18 + 12, size + 18)
+    path = tmp_path / "hidden.zip"
+    path.write_bytes(bytes(padded))
+    result = cli("verify", path)
+    assert_refused(result, "archive.ambiguous")
+    assert "18 bytes beyond the 2 records its end record counts" in result.stderr
 
 
 def test_deflate_stream_ending_inside_the_entry(tmp_path: Path) -> None:

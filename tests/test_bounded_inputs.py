@@ -56,8 +56,9 @@ def test_policy_that_is_not_a_file(example_release: BuiltExample, tmp_path: Path
 def test_policy_over_its_cap(example_release: BuiltExample, tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_bytes(b"schema = 1\n" + b"#" * (2 << 20) + b"\n")
-    assert_refused(cli("verify", example_release.archive, "--policy", policy),
-                   "input.too-large")
+    result = cli("verify", example_release.archive, "--policy", policy)
+    assert_refused(result, "input.too-large")
+    assert f"{policy}: 2097164 bytes, limit 1048576" in result.stderr  # judged before reading
 
 
 @pytest.mark.parametrize("special", ["/dev/zero", "fifo"])

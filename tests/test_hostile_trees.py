@@ -23,6 +23,7 @@ from types import FrameType
 import pytest
 
 from horon_bundle.cli.main import main
+from horon_bundle.core.errors import Refused
 from horon_bundle.verify import directory, limits
 from horon_bundle.verify.directory import DirectorySource
 from tests.conftest import BuiltExample
@@ -112,6 +113,28 @@ def test_a_file_swapped_between_walk_and_read(example_release: BuiltExample, tmp
                if "/" in target else f"{bundle.name}/second-name"}
     after = {k: v for k, v in tree_snapshot(tmp_path).items() if k not in touched}
     assert after == {k: v for k, v in before.items() if k not in touched}
+
+
+def test_a_file_growing_while_it_is_read(example_release: BuiltExample,
+                                         tmp_path: Path) -> None:
+    """Opened and judged at its walked size, then appended to while hashed: refused at the
+    first byte past the judged size, never read to its (unbounded) end."""
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    source = DirectorySource(bundle)
+    stream = source.open("LICENSE")
+    with (bundle / "LICENSE").open("ab") as grow:
+        grow.write(b"\0" * (1 << 20))
+
+    def drain() -> None:
+        while stream.read(4096):
+            pass
+
+    with pytest.raises(Refused) as caught:
+        drain()
+    stream.close()
+    source.close()
+    assert caught.value.codes() == ["layout.changed"]
+    assert "grew while it was read" in caught.value.findings[0].message
 
 
 def test_a_directory_removed_during_the_walk(example_release: BuiltExample, tmp_path: Path,
@@ -214,6 +237,8 @@ NESTED_TOML = {
     "table headers": "schema = 1\n[" + ".".join(["a"] * DEEP) + "]\n",
     "arrays of tables": "schema = 1\n[[" + ".".join(["a"] * DEEP) + "]]\n",
     "quoted dotted keys": "schema = 1\n" + ".".join(['"a"'] * DEEP) + " = 1\n",
+    "a header only 40 deep": "schema = 1\n[" + ".".join(["a"] * 40) + "]\n",
+    "dotted keys only 40 deep": "schema = 1\n" + ".".join(["a"] * 40) + " = 1\n",
     "mixed": "schema = 1\nx = " + "[{a = " * (DEEP // 2) + "1" + "}]" * (DEEP // 2) + "\n",
     "nesting after a string with brackets": 'schema = 1\ns = "[[[[{{{{"\nx = '
                                             + "[" * DEEP + "]" * DEEP + "\n",
@@ -228,6 +253,8 @@ def test_deep_toml_policy(example_release: BuiltExample, tmp_path: Path, case: s
     result = cli("verify", example_release.archive, "--policy", policy)
     assert_refused(result, "policy.invalid", status=2)
     assert time.monotonic() - start < 20
+    # refused for its depth (or its dots), before any key of it is judged
+    assert "nest deeper than 32" in result.stderr or "dots outside strings" in result.stderr
 
 
 def test_a_policy_at_the_depth_limit_is_read(tmp_path: Path) -> None:

@@ -94,6 +94,15 @@ def read_fd(fd: int, *, limit: int, label: str) -> bytes:
     return b"".join(chunks)
 
 
+def read_at(fd: int, length: int, offset: int) -> bytes:
+    """Up to `length` bytes at `offset` of an open file (`pread`; seek and read where the OS
+    has no `pread`, i.e. Windows: the toolchain reads from one thread)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, length, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, length)
+
+
 def read_input(path: Path, *, limit: int, what: str, missing_ok: bool = False,
                follow_symlinks: bool = True) -> bytes | None:
     """The bytes of the regular file at `path` (at most `limit`); None when it is absent and

@@ -92,11 +92,13 @@ def judge_entries(entries: list[ArchiveEntry], archive_size: int, label: str,
     for first, second in paths.collisions(files):
         findings.add(codes.ARCHIVE_DUPLICATE, f"{label}: entries {first!r} and {second!r} collide")
     folded_files = {paths.fold(n) for n in files}
+    holding = {"/".join(parts[:depth]) for parts in (f.split("/") for f in folded_files)
+               for depth in range(1, len(parts))}  # every directory some file lies in
     for directory in sorted(directories):
         if paths.fold(directory) in folded_files:
             findings.add(codes.ARCHIVE_CONFLICT,
                          f"{label}: {directory!r} is both a file and a directory")
-        elif not any(paths.fold(n).startswith(paths.fold(directory) + "/") for n in files):
+        elif paths.fold(directory) not in holding:
             findings.add(codes.LAYOUT_UNDECLARED, f"{label}: empty directory {directory!r}")
     return files
 

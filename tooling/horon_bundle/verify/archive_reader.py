@@ -35,7 +35,7 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import CHUNK, Digest
-from horon_bundle.core.inputs import open_regular
+from horon_bundle.core.inputs import open_regular, read_at
 from horon_bundle.verify import limits
 from horon_bundle.verify.archive_entries import DEFLATED, STORED, ArchiveEntry, judge_entries
 from horon_bundle.verify.archive_stream import ArchiveStream
@@ -74,7 +74,7 @@ class ArchiveReader:
         validated (what a signature over the archive must cover)."""
         hasher = hashlib.sha256()
         offset = 0
-        while chunk := os.pread(self.fd, CHUNK, offset):
+        while chunk := read_at(self.fd, CHUNK, offset):
             hasher.update(chunk)
             offset += len(chunk)
         return Digest(hasher.hexdigest(), offset)
@@ -103,7 +103,7 @@ def validate_archive(path: Path) -> ArchiveReader:
 def _pread(fd: int, length: int, offset: int) -> bytes:
     parts = []
     while length > 0:
-        part = os.pread(fd, length, offset)
+        part = read_at(fd, length, offset)
         if not part:
             break
         parts.append(part)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import zlib
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Refused
 from horon_bundle.core.hashing import CHUNK
+from horon_bundle.core.inputs import read_at
 from horon_bundle.verify.archive_entries import DEFLATED, ArchiveEntry
 
 
@@ -38,7 +38,7 @@ class ArchiveStream:
         if self._compressed_left <= 0:
             return b""
         try:
-            data = os.pread(self._fd, min(limit, self._compressed_left), self._offset)
+            data = read_at(self._fd, min(limit, self._compressed_left), self._offset)
         except OSError as exc:
             raise self._refuse(codes.ARCHIVE_FORMAT, exc.strerror or str(exc)) from None
         if not data:
