@@ -108,6 +108,18 @@ def _shipped_files() -> list[str]:
 
 
 @nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """Property tests of the untrusted-input readers with the large budget (the `fuzz`
+    Hypothesis profile: 20,000 examples per property; docs/threat-model.md, "Fuzz budget").
+
+    `nox -s fuzz -- -k archive` narrows it; Hypothesis keeps failing examples in .hypothesis/.
+    """
+    session.install(".[test]")
+    session.run("pytest", "tests/test_properties.py", "-p", "no:cacheprovider", *session.posargs,
+                env={"HORON_HYPOTHESIS_PROFILE": "fuzz"})
+
+
+@nox.session(default=False)
 def dist(session: nox.Session) -> None:
     """Build our sdist and wheel; check them with twine and for the templates and docs; then
     install the wheel into a fresh virtualenv outside the repository and run

@@ -7,8 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import HOST, TEMPLATE, cli
+
+# Property tests (tests/test_properties.py): a small, reproducible budget in the normal run;
+# `nox -s fuzz` selects the large one (docs/threat-model.md, "Fuzz budget").
+settings.register_profile("default", max_examples=60, derandomize=True, database=None,
+                          deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fuzz", max_examples=20_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HORON_HYPOTHESIS_PROFILE", "default"))
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from horon_bundle.core.strictjson import canonical_bytes
-from tests.helpers import FIXTURES, CliResult, assert_refused, cli, edit_manifest, rewrite_listing
+from tests.helpers import FIXTURES, CliResult, assert_refused, cli, edit_provenance
 
 ABI_FAULTS = FIXTURES / "abi-faults"
 QA_DEFAULT_CHAIN = FIXTURES / "qa-default-chain"
@@ -50,19 +49,6 @@ def byproducts(bundle: Path) -> dict[str, Any]:
 
 
 def resign_provenance(bundle: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    """Edit provenance.json, then make SHA256SUMS and plugin.json's provenance asset agree
-    with it, so that only the provenance's own content can be refused."""
-    path = bundle / "provenance.json"
-    statement = json.loads(path.read_text())
-    change(statement)
-    data = canonical_bytes(statement)
-    path.write_bytes(data)
-    rewrite_listing(bundle, "provenance.json")
-
-    def rebind(manifest: dict[str, Any]) -> None:
-        for asset in manifest["assets"]:
-            if asset["role"] == "provenance":
-                asset["sha256"] = hashlib.sha256(data).hexdigest()
-                asset["size"] = len(data)
-
-    edit_manifest(bundle, rebind)
+    """Edit provenance.json, then make its byproduct digests, SHA256SUMS and plugin.json's
+    provenance asset agree with it, so that only the provenance's own content can be refused."""
+    edit_provenance(bundle, change)

@@ -113,12 +113,23 @@ def copy_workspace(source: Path, destination: Path) -> Path:
     return destination
 
 
-def edit_provenance(bundle: Path, change: Any) -> None:
-    """Edit provenance.json and re-bind it (plugin.json asset digest, SHA256SUMS) consistently,
-    so only the provenance's own checks can fail."""
+def content_digest(content: Any) -> str:
+    """A byproduct's digest: sha256 of the canonical bytes of its content."""
+    text = json.dumps(content, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def edit_provenance(bundle: Path, change: Any, *, rebind_byproducts: bool = True) -> None:
+    """Edit provenance.json and re-bind it (each byproduct's digest, the plugin.json asset
+    digest, SHA256SUMS) consistently, so only the provenance's own checks can fail."""
     path = bundle / "provenance.json"
     document = json.loads(path.read_text())
     change(document)
+    byproducts = document.get("predicate", {}).get("runDetails", {}).get("byproducts", [])
+    for item in byproducts if rebind_byproducts and isinstance(byproducts, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("digest"), dict) \
+                and "annotations" in item:
+            item["digest"]["sha256"] = content_digest(item["annotations"])
     data = (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
     path.write_bytes(data)
     rewrite_listing(bundle, "provenance.json")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from horon_bundle.core.errors import Refused
-from horon_bundle.verify import archive_reader
+from horon_bundle.verify import limits
 from horon_bundle.verify.archive_reader import validate_archive
 from horon_bundle.verify.judge import verify_path
 from tests.conftest import BuiltExample
@@ -139,7 +139,7 @@ def test_hostile_archive_refused_by_the_cli(case: str, tmp_path: Path) -> None:
 def test_entry_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "many.zip"
     path.write_bytes(_zip([(f"f{i}", b"") for i in range(20)]))
-    monkeypatch.setattr(archive_reader, "MAX_ENTRIES", 10)
+    monkeypatch.setattr(limits, "MAX_ENTRIES", 10)
     with pytest.raises(Refused) as caught:
         validate_archive(path)
     assert caught.value.codes() == ["archive.limit"]
@@ -154,21 +154,24 @@ def test_compression_bomb_ratio(tmp_path: Path) -> None:
 
 
 def test_entry_with_more_bytes_than_declared(tmp_path: Path) -> None:
+    """Both headers agree on 10 bytes, the deflate stream holds 100: refused while streaming,
+    after 10 + 1 bytes."""
     data = bytearray(_zip([("plugin.json", b"x" * 100)], mode=stat.S_IFREG | 0o644))
-    index = data.find(b"PK\x01\x02")
-    struct.pack_into("<I", data, index + 24, 10)  # central uncompressed size: 10, really 100
+    struct.pack_into("<I", data, data.find(b"PK\x01\x02") + 24, 10)
+    struct.pack_into("<I", data, data.find(b"PK\x03\x04") + 22, 10)
     path = tmp_path / "short.zip"
     path.write_bytes(bytes(data))
-    archive, entries = validate_archive(path)
+    reader = validate_archive(path)
+
     def drain() -> None:
-        with archive, archive_reader.LimitedEntry(archive, entries["plugin.json"],
-                                                  path.name) as stream:
+        with reader.open("plugin.json") as stream:
             while stream.read(16):
                 pass
 
     with pytest.raises(Refused) as caught:
         drain()
-    assert caught.value.codes()[0] in ("archive.limit", "archive.format")
+    reader.close()
+    assert caught.value.codes() == ["archive.limit"]
 
 
 def test_renamed_archive_still_verifies(example_release: BuiltExample, tmp_path: Path) -> None:

@@ -201,7 +201,8 @@ def test_other_target_advertised_metadata_comes_from_the_section(
     checks = {c["check"]: c for c in report.json()["checks"]}
     assert checks["features.advertised"]["result"] == "pass"
     assert checks["features.advertised"]["note"].startswith(
-        "read from the library's .horon_abi section")
+        "source: section (read from the library's .horon_abi section)")
+    assert report.json()["advertised_source"] == "section"
 
 
 @pytest.mark.parametrize(("target", "make", "name"), [
@@ -245,4 +246,6 @@ def test_library_without_a_section_falls_back_to_recorded_metadata(
     assert report.status == 0, report.stderr
     checks = {c["check"]: c for c in report.json()["checks"]}
     assert checks["features.advertised"]["note"] == (
-        "no .horon_abi section: using the advertised metadata recorded at build time (probe)")
+        "source: recorded-only (no .horon_abi section: the advertised metadata recorded at "
+        "build time (probe), not recomputed)")
+    assert report.json()["advertised_source"] == "recorded-only"

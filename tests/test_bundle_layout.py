@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from horon_bundle.verify import source as bundle_source
+from horon_bundle.verify import directory as bundle_directory
 from horon_bundle.verify.judge import verify_path
 from tests.conftest import BuiltExample
 from tests.helpers import (
@@ -224,5 +224,5 @@ def test_mode_rules_are_posix_only(bundle: Path, monkeypatch: pytest.MonkeyPatch
     """Windows reports synthetic modes; there a directory bundle's mode bits are not judged."""
     (bundle / "LICENSE").chmod(0o666)
     assert "layout.mode" in [f.code.name for f in verify_path(bundle).findings]
-    monkeypatch.setattr(bundle_source, "POSIX_MODES", False)
+    monkeypatch.setattr(bundle_directory, "POSIX_MODES", False)
     assert verify_path(bundle).ok

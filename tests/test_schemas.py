@@ -140,14 +140,7 @@ def test_valid_plugin_json_is_accepted_by_both(manifest_document: Doc) -> None:
         assert _schema_ok("plugin.schema.json", document)
 
 
-# issue 10 item 4 (`re.match` with `$` accepts a final newline) is fixed in core/paths on the
-# verifier's branch; strict, so the merge turns this into a failure until the mark is removed
-_OPEN_ON_THIS_BRANCH = {"id with a trailing newline"}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="issue 10 item 4"))
-    if case in _OPEN_ON_THIS_BRANCH else case for case in sorted(PLUGIN_HOSTILE)])
+@pytest.mark.parametrize("case", sorted(PLUGIN_HOSTILE))
 def test_hostile_plugin_json_is_refused_by_both(manifest_document: Doc, case: str) -> None:
     document = copy.deepcopy(manifest_document)
     PLUGIN_HOSTILE[case](document)

@@ -42,8 +42,9 @@ def test_the_example_release_bundle_verifies(example_release: BuiltExample) -> N
         assert result.status == 0, result.stderr
         assert checks["graph.qa-free"]["result"] == "pass"
         assert checks["features.advertised"]["note"] == (
-            "read from the library's .horon_abi section; agrees with the metadata recorded at "
-            "build time (probe, static-section)")
+            "source: section (read from the library's .horon_abi section); agrees with the "
+            "metadata recorded at build time (probe, static-section)")
+        assert result.json()["advertised_source"] == "section"
     names = {p.name for p in example_release.bundle.iterdir()}
     assert {"sbom.cdx.json", "THIRD-PARTY-NOTICES", "provenance.json"} <= names
 
@@ -63,7 +64,9 @@ def test_a_qa_crate_inserted_into_the_recorded_graph(bundle: Path) -> None:
     resign_provenance(bundle, insert)
     result, checks = _verify(bundle)
     assert result.status == 1
-    assert [f["code"] for c in checks.values() for f in c["findings"]] == ["graph.qa-provider"]
+    # the provider is found, and so is the provenance's silence about it (it recorded none)
+    assert [f["code"] for c in checks.values() for f in c["findings"]] == [
+        "graph.qa-provider", "graph.qa-record"]
     assert checks["graph.qa-free"]["findings"][0]["message"] == (
         "crate 'qa-mock' matches QA pattern 'qa-*': horon-example → qa-mock")
 

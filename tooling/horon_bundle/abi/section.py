@@ -120,7 +120,7 @@ def parse_section(data: bytes, *, source: str) -> Advertised:
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         problems.append("features is not an array of strings")
     else:
-        bad = [f for f in features if not paths.FEATURE.match(f)]
+        bad = [f for f in features if not paths.FEATURE.fullmatch(f)]
         if bad:
             problems.append(f"features {bad} are not feature tokens")
         if features != sorted(set(features)):

@@ -18,11 +18,14 @@ LF, a UTF-8 BOM dropped; no timestamp, no absolute path.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.inputs import open_regular, read_fd
 from horon_bundle.model.graph import Graph, GraphPackage
 
 NOTICES_NAME = "THIRD-PARTY-NOTICES"
@@ -69,14 +72,19 @@ def _candidates(directory: Path) -> list[Path]:
 
 
 def _read_text(path: Path) -> str | None:
+    """A licence file's text; None when it is absent or not a regular file (never blocks)."""
     try:
-        if not path.is_file():
-            return None
-        if path.stat().st_size > MAX_TEXT_BYTES:
-            return f"({path.name} is larger than {MAX_TEXT_BYTES} bytes and is not copied here)\n"
-        return _decode(path.read_bytes())
-    except OSError:
+        fd, info = open_regular(path, what="licence file")
+    except (OSError, Refused):
         return None
+    try:
+        if info.st_size > MAX_TEXT_BYTES:
+            return f"({path.name} is larger than {MAX_TEXT_BYTES} bytes and is not copied here)\n"
+        return _decode(read_fd(fd, limit=MAX_TEXT_BYTES, label=path.name))
+    except (OSError, Refused):
+        return None
+    finally:
+        os.close(fd)
 
 
 def licence_texts(package: CrateSource, workspace_root: Path | None) -> list[LicenceText]:

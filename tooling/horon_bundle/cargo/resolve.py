@@ -16,7 +16,7 @@ from pathlib import Path
 from horon_bundle.cargo.invocation import CompiledUnit
 from horon_bundle.cargo.metadata import DependencyDecl, Metadata, Package
 from horon_bundle.core import codes
-from horon_bundle.core.errors import Refused
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.tomlread import read_toml
 from horon_bundle.model.graph import PATH_SOURCE, Graph, GraphEdge, GraphPackage
 
@@ -25,10 +25,8 @@ MAX_LOCK_BYTES = 64 << 20
 
 def lock_checksums(lock_path: Path) -> dict[tuple[str, str, str | None], str]:
     """(name, version, source) -> checksum, from Cargo.lock (metadata has no checksums)."""
-    try:
-        data = lock_path.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.CARGO_OUTPUT, f"{lock_path}: {exc.strerror}") from None
+    data = read_input(lock_path, limit=MAX_LOCK_BYTES, what="Cargo.lock")
+    assert data is not None
     document = read_toml(data, source=lock_path.name, code=codes.CARGO_OUTPUT,
                          max_bytes=MAX_LOCK_BYTES)
     result = {}

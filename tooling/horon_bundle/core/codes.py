@@ -118,6 +118,16 @@ LAYOUT_FILE_TYPE = register(
 LAYOUT_MODE = register(
     "layout.mode", "A file is setuid, setgid or world-writable.",
     "Bundles carry plain 0644/0755 files.")
+LAYOUT_CHANGED = register(
+    "layout.changed",
+    "A bundle file was replaced, removed, retyped (a FIFO, a directory, a link) or resized "
+    "between the walk that judged it and the read that hashed it.",
+    "Something is changing the bundle while it is verified; verify a copy nobody else writes.")
+LAYOUT_LIMIT = register(
+    "layout.limit",
+    "A bundle directory has too many entries, directories nested too deep, or a path too long.",
+    "Bundles are small and flat; a tree over these limits is refused before it is walked "
+    "further (limits in docs/threat-model.md).")
 LAYOUT_NOT_A_BUNDLE = register(
     "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
     "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
@@ -187,6 +197,11 @@ GRAPH_QA_PROVIDER = register(
     "graph.qa-provider", "A release build's resolved graph contains a QA provider.",
     "Turn the QA crate or feature off along the chain shown (e.g. default-features = false), "
     "or build with --channel qa.")
+GRAPH_QA_RECORD = register(
+    "graph.qa-record",
+    "The QA providers or QA-marked crates the provenance records differ from what its own "
+    "graph holds, judged again with the same patterns.",
+    "The provenance was edited after the build; rebuild the bundle.")
 GRAPH_INVALID = register(
     "graph.invalid", "The recorded graph is malformed: a cycle, dangling edge, duplicate id.",
     "Rebuild the bundle; the graph must be the one cargo resolved.")
@@ -215,6 +230,11 @@ ABI_SECTION_MISMATCH = register(
     "The static .horon_abi section and the handshake (probe) advertise different metadata.",
     "Generate the handshake constants and the section from the same source (the build.rs "
     "that `horon-bundle new` renders); never hard-code either.")
+ABI_SECTION_MISSING = register(
+    "abi.section-missing",
+    "The provenance says the advertised metadata was read from the library's .horon_abi "
+    "section, but the library has none (stripped after the build).",
+    "Ship the library exactly as built; do not strip the .horon_abi section.")
 
 # --- declaration --------------------------------------------------------------------------
 DECLARATION_MISSING = register(
@@ -282,6 +302,16 @@ OUTPUT_WRITE = register(
 INPUT_UNREADABLE = register(
     "input.unreadable", "A file named on the command line cannot be read.",
     "Check the path and its permissions.")
+INPUT_NOT_A_FILE = register(
+    "input.not-a-file",
+    "A file to read is a FIFO, socket, device, directory or (where links are refused) a "
+    "symbolic link: it is never opened for reading, so it cannot block or stream forever.",
+    "Pass a regular file.")
+INPUT_TOO_LARGE = register(
+    "input.too-large",
+    "A file to read is larger than its limit (checked on the open file before reading, and "
+    "again while reading).",
+    "The file is not one the toolchain wrote; check the path.")
 SIDECAR_INVALID = register(
     "sidecar.invalid", "A declared sidecar source is missing, a symlink or not a regular file.",
     "Point `source` at a regular file inside the workspace (`horon-bundle docs "

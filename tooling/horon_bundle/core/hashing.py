@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from horon_bundle.core.inputs import open_regular, opened_input
 
 CHUNK = 1 << 20
 
@@ -29,8 +32,11 @@ def hash_stream(stream: BinaryIO, observe: Callable[[bytes], None] | None = None
     return Digest(hasher.hexdigest(), size)
 
 
-def hash_file(path: Path) -> Digest:
-    with path.open("rb") as stream:
+def hash_file(path: Path, *, what: str = "file", follow_symlinks: bool = True) -> Digest:
+    """Hash the regular file at `path` from one descriptor (opened without blocking, judged
+    with fstat: a FIFO or device is refused, never read; see `core.inputs`)."""
+    with opened_input(path, what=what, follow_symlinks=follow_symlinks) as (fd, _info), \
+            os.fdopen(os.dup(fd), "rb") as stream:
         return hash_stream(stream)
 
 
@@ -42,7 +48,8 @@ def copy_and_hash(source: Path, destination: Path, *, mode: int = 0o644) -> Dige
     """Copy `source` to a new file `destination` and hash the bytes on the way (one read)."""
     hasher = hashlib.sha256()
     size = 0
-    with source.open("rb") as reader, destination.open("xb") as writer:
+    fd, _info = open_regular(source, what="file")
+    with os.fdopen(fd, "rb") as reader, destination.open("xb") as writer:
         while chunk := reader.read(CHUNK):
             hasher.update(chunk)
             writer.write(chunk)

@@ -2,8 +2,13 @@
 
 Every TOML document the toolchain reads (the release declaration, an audit policy,
 Cargo.lock) goes through `read_toml`: the size is capped before parsing, the bytes must be
-UTF-8, nesting is capped before the parser sees the text (tomllib recurses per level and
-raises RecursionError on deep nesting), and every failure is a refusal with the caller's code.
+UTF-8, and nesting is capped twice. Before the parser sees the text, brackets and braces
+outside strings and comments are counted (tomllib recurses per array and inline-table level
+and raises RecursionError on deep nesting) and so are dots outside strings and comments
+(tomllib builds a dotted key `a.b.c…` in time quadratic in its length: 50,000 parts take 47 s
+here); after parsing, the nesting of the resulting tables is measured iteratively, which also
+catches depth made of dotted keys and table headers (`[a.b.c]`) that no bracket shows. Every
+failure is a refusal with the caller's code.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 DEFAULT_MAX_BYTES = 1 << 20
 DEFAULT_MAX_DEPTH = 32
-# Brackets and braces outside strings and comments; a strict upper bound on nesting.
+MAX_DOTS = 1024
+# Strings and comments (skipped), brackets and braces (nesting the parser recurses into) and
+# dots (dotted keys and headers, and the odd float) outside them.
 _TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\''
-                     r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]', re.S)
+                     r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}.]', re.S)
 
 
 _AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
@@ -96,8 +103,9 @@ def _parent(table: list[str], names: list[str]) -> list[str]:
     return parent
 
 
-def _depth(text: str) -> int:
-    depth = deepest = 0
+def _scan(text: str) -> tuple[int, int]:
+    """(deepest bracket nesting, dots) outside strings and comments."""
+    depth = deepest = dots = 0
     for match in _TOKENS.finditer(text):
         token = match.group(0)
         if token in ("[", "{"):
@@ -105,6 +113,25 @@ def _depth(text: str) -> int:
             deepest = max(deepest, depth)
         elif token in ("]", "}"):
             depth = max(depth - 1, 0)
+        elif token == ".":  # noqa: S105 - a TOML token, not a credential
+            dots += 1
+    return deepest, dots
+
+
+def value_depth(value: object) -> int:
+    """How deeply tables and arrays nest in a parsed document (iteratively: no recursion)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = list(item)
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
     return deepest
 
 
@@ -118,8 +145,12 @@ def read_toml(data: bytes, *, source: str, code: Code, max_bytes: int = DEFAULT_
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Refused.one(code, f"{source}: invalid UTF-8 at byte {exc.start}") from None
-    if _depth(text) > max_depth:
+    brackets, dots = _scan(text)
+    if brackets > max_depth:
         raise Refused.one(code, f"{source}: tables and arrays nest deeper than {max_depth}")
+    if dots > MAX_DOTS:
+        raise Refused.one(code, f"{source}: {dots} dots outside strings (dotted keys), limit "
+                                f"{MAX_DOTS}")
     try:
         document: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -128,4 +159,6 @@ def read_toml(data: bytes, *, source: str, code: Code, max_bytes: int = DEFAULT_
                           line=int(where.group(1)) if where else None) from None
     except (RecursionError, ValueError) as exc:  # a limit of the parser: still a refusal
         raise Refused.one(code, f"{source}: {type(exc).__name__}: {str(exc)[:120]}") from None
+    if value_depth(document) > max_depth + 1:  # the document itself is the first level
+        raise Refused.one(code, f"{source}: tables and arrays nest deeper than {max_depth}")
     return document

@@ -85,7 +85,7 @@ def judge_trace(report: DoctorReport, found: list[Offence], places: Places) -> N
 
 def _result(text: str) -> str:
     """`5</tmp/x>` -> `5`: the descriptor's path is already in the message."""
-    return re.sub(r"<[^>]*>$", "", text).strip()
+    return re.sub(r"<[^>]*>\Z", "", text).strip()
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int, int]]:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 MARKER = "/.horon-doctor-phase/"
 _MARKER_RE = re.compile(r'"/\.horon-doctor-phase/([a-z0-9-]+)-begin"')
-_LINE_RE = re.compile(r"^(?P<pid>\d+)\s+(?P<rest>.*)$")
-_CALL_RE = re.compile(r"^(?P<name>[a-z0-9_]+)\((?P<args>.*)$")
-_RESUMED_RE = re.compile(r"^<\.\.\. (?P<name>[a-z0-9_]+) resumed>(?P<args>.*)$")
+_LINE_RE = re.compile(r"(?P<pid>[0-9]+)\s+(?P<rest>.*)")
+_CALL_RE = re.compile(r"(?P<name>[a-z0-9_]+)\((?P<args>.*)")
+_RESUMED_RE = re.compile(r"<\.\.\. (?P<name>[a-z0-9_]+) resumed>(?P<args>.*)")
 _UNFINISHED = " <unfinished ...>"
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE")
 
@@ -138,7 +138,7 @@ def decode_string(token: str) -> str | None:
             out.append(int(body[index + 2:index + 4], 16))
             index += 4
         elif nxt.isdigit():
-            digits = re.match(r"[0-7]{1,3}", body[index + 1:])
+            digits = re.match(r"[0-7]{1,3}", body[index + 1:])  # prefix match: octal escape
             assert digits is not None
             out.append(int(digits.group(0), 8) & 0xFF)
             index += 1 + len(digits.group(0))
@@ -150,7 +150,7 @@ def decode_string(token: str) -> str | None:
 
 def _dirfd_path(token: str) -> str | None:
     """`AT_FDCWD</cwd>` or `3</dir>` (strace -y) -> the directory."""
-    match = re.search(r"<(.*)>$", token)
+    match = re.search(r"<(.*)>\Z", token)
     return match.group(1) if match else None
 
 
@@ -163,7 +163,7 @@ def parse_calls(lines: Iterable[str], markers: list[str] | None = None) -> Itera
     phase: str | None = None
     for raw in lines:
         line = raw.rstrip("\n")
-        match = _LINE_RE.match(line)
+        match = _LINE_RE.fullmatch(line)
         if match is None:
             continue
         pid = int(match.group("pid"))
@@ -175,11 +175,11 @@ def parse_calls(lines: Iterable[str], markers: list[str] | None = None) -> Itera
                 markers.append(phase)
             continue
         if rest.endswith(_UNFINISHED):
-            call = _CALL_RE.match(rest[:-len(_UNFINISHED)])
+            call = _CALL_RE.fullmatch(rest[:-len(_UNFINISHED)])
             if call is not None:
                 pending[pid] = (phase, call.group("name"), call.group("args"))
             continue
-        resumed = _RESUMED_RE.match(rest)
+        resumed = _RESUMED_RE.fullmatch(rest)
         if resumed is not None:
             if pid not in pending:
                 continue
@@ -187,7 +187,7 @@ def parse_calls(lines: Iterable[str], markers: list[str] | None = None) -> Itera
             args, result = split_args(head + resumed.group("args"))
             yield Call(started_in, pid, name, tuple(args), result)
             continue
-        call = _CALL_RE.match(rest)
+        call = _CALL_RE.fullmatch(rest)
         if call is not None:
             args, result = split_args(call.group("args"))
             yield Call(phase, pid, call.group("name"), tuple(args), result)

@@ -14,8 +14,8 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model.manifest import CHECKSUMS_NAME
 
 MAX_CHECKSUMS_BYTES = 1 << 20
-_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
-_OTHER_DIGEST = re.compile(r"^([0-9A-Fa-f]+) [ *](.+)$")
+_LINE = re.compile(r"([0-9a-f]{64})  (.+)")
+_OTHER_DIGEST = re.compile(r"([0-9A-Fa-f]+) [ *](.+)")
 _OTHER_LENGTHS = {32: "MD5", 40: "SHA-1", 56: "SHA-224", 96: "SHA-384", 128: "SHA-512"}
 
 
@@ -48,9 +48,9 @@ def parse(data: bytes, *, source: str = CHECKSUMS_NAME) -> dict[str, str]:
         if line.startswith("\\"):
             findings.add(codes.CHECKSUM_FORMAT, f"{where}: escaped file name")
             continue
-        match = _LINE.match(line)
+        match = _LINE.fullmatch(line)
         if match is None:
-            other = _OTHER_DIGEST.match(line)
+            other = _OTHER_DIGEST.fullmatch(line)
             if other and len(other.group(1)) in _OTHER_LENGTHS and len(other.group(1)) != 64:
                 findings.add(codes.CHECKSUM_ALGORITHM,
                              f"{where}: a {_OTHER_LENGTHS[len(other.group(1))]} digest")

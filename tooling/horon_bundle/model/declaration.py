@@ -10,6 +10,7 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.tomlread import key_line, read_toml
 from horon_bundle.model import qa
 
@@ -95,15 +96,12 @@ def find_workspace(start: Path) -> Path:
 
 def load_declaration(workspace: Path) -> Declaration:
     path = workspace / DECLARATION_NAME
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = read_input(path, limit=MAX_DECLARATION_BYTES, what="declaration", missing_ok=True)
+    if data is None:
         raise Refused.one(codes.DECLARATION_MISSING, f"{path}: not found",
                           "Pass the directory that holds horon-release.toml (or run the "
                           "command inside it), or start a workspace with `horon-bundle new "
-                          "NAME`.") from None
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
+                          "NAME`.")
     return parse_declaration(data, path)
 
 
@@ -135,7 +133,7 @@ def parse_declaration(data: bytes, path: Path) -> Declaration:
             reader.take_optional(qa_table, "providers", list, "qa", []), "qa.providers") or []
         reader.finish(qa_table, "qa")
         for index, pattern in enumerate(extra_patterns):
-            if not pattern or not pattern.isascii() or not pattern.isprintable():
+            if not qa.is_pattern(pattern):
                 reader.report(codes.DECLARATION_VALUE, f"qa.providers[{index}]",
                               f"{describe_value(pattern)} is not a printable ASCII glob")
     raw_plugins = reader.take(document, "plugin", list, "")
@@ -177,15 +175,15 @@ def _plugin(reader: FieldReader, table: dict[str, Any], where: str) -> PluginDec
     def bad(field: str, message: str) -> None:
         reader.report(codes.DECLARATION_VALUE, join(where, field), message)
 
-    if plugin_id is not None and not paths.PLUGIN_ID.match(plugin_id):
-        bad("id", f"{describe_value(plugin_id)} does not match ^[a-z][a-z0-9-]{{1,62}}$")
+    if plugin_id is not None and not paths.PLUGIN_ID.fullmatch(plugin_id):
+        bad("id", f"{describe_value(plugin_id)} does not match [a-z][a-z0-9-]{{1,62}}")
     if name is not None and (problem := paths.display_name_problem(name)):
         bad("name", f"{describe_value(name)}: {problem}")
-    if package is not None and not package:
-        bad("package", "empty package name")
+    if package is not None and not paths.CRATE_NAME.fullmatch(package):
+        bad("package", f"{describe_value(package)} is not a cargo package name")
     for field, values in (("features", features), ("qa-features", qa_features)):
         for feature in values or []:
-            if not paths.FEATURE.match(feature):
+            if not paths.FEATURE.fullmatch(feature):
                 bad(field, f"{feature!r} is not a feature token")
         if values is not None and len(set(values)) != len(values):
             bad(field, "a feature is listed twice")
@@ -197,7 +195,7 @@ def _plugin(reader: FieldReader, table: dict[str, Any], where: str) -> PluginDec
                 bad("targets", problem)
         if len(set(targets)) != len(targets):
             bad("targets", "a target is listed twice")
-    if profile is not None and not paths.PROFILE.match(profile):
+    if profile is not None and not paths.PROFILE.fullmatch(profile):
         bad("profile", f"{describe_value(profile)} is not a cargo profile name")
     if license_file is not None and (problem := paths.path_problem(license_file)):
         bad("license-file", f"{describe_value(license_file)}: {problem}")
@@ -227,7 +225,7 @@ def _sidecars(reader: FieldReader, raw: list[Any] | None,
         source = reader.take(table, "source", str, place)
         executable = reader.take_optional(table, "executable", bool, place, False)
         reader.finish(table, place)
-        if name is not None and not paths.PLUGIN_ID.match(name):
+        if name is not None and not paths.PLUGIN_ID.fullmatch(name):
             reader.report(codes.DECLARATION_VALUE, join(place, "name"),
                           f"{describe_value(name)} is not a sidecar name")
             name = None

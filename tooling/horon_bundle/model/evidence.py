@@ -11,6 +11,10 @@ from horon_bundle.core.fields import FieldReader
 EVIDENCE_INVOCATION = "invocation"
 EVIDENCE_RECORD = "artifact-record"
 EVIDENCE_KINDS = (EVIDENCE_INVOCATION, EVIDENCE_RECORD)
+# where verify took a library's advertised metadata from: recomputed from its .horon_abi
+# section, or only the metadata the build recorded
+ADVERTISED_FROM_SECTION = "section"
+ADVERTISED_RECORDED_ONLY = "recorded-only"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -153,15 +153,15 @@ class _Decoder:
         r.finish(doc, "")
         abi_major, abi_minor = self.abi(abi)
 
-        if plugin_id is not None and not paths.PLUGIN_ID.match(plugin_id):
-            self.value("id", f"{describe_value(plugin_id)} does not match ^[a-z][a-z0-9-]{{1,62}}$")
+        if plugin_id is not None and not paths.PLUGIN_ID.fullmatch(plugin_id):
+            self.value("id", f"{describe_value(plugin_id)} does not match [a-z][a-z0-9-]{{1,62}}")
         if name is not None and (problem := paths.display_name_problem(name)):
             self.value("name", f"{describe_value(name)}: {problem}")
-        if version is not None and not paths.SEMVER.match(version):
+        if version is not None and not paths.SEMVER.fullmatch(version):
             self.value("version", f"{describe_value(version)} is not a semantic version")
         if target is not None and (problem := paths.target_problem(target)):
             r.report(codes.MANIFEST_TARGET, "target", problem)
-        if profile is not None and not paths.PROFILE.match(profile):
+        if profile is not None and not paths.PROFILE.fullmatch(profile):
             self.value("profile", f"{describe_value(profile)} is not a cargo profile name")
         if channel is not None and channel not in CHANNELS:
             self.value("channel", f"{describe_value(channel)} is not 'release' or 'qa'")
@@ -211,7 +211,7 @@ class _Decoder:
 
     def features(self, features: list[str], channel: str | None) -> None:
         for index, feature in enumerate(features):
-            if not paths.FEATURE.match(feature):
+            if not paths.FEATURE.fullmatch(feature):
                 self.value(f"features[{index}]", f"{feature!r} is not a feature token")
         if features != sorted(set(features)):
             self.r.report(codes.MANIFEST_FEATURES_ORDER, "features",
@@ -285,7 +285,7 @@ class _Decoder:
             self.r.report(codes.MANIFEST_PATH_UNSAFE, join(where, "path"),
                           f"{describe_value(path)}: {problem}")
             path = None
-        if sha256 is not None and not paths.SHA256_HEX.match(sha256):
+        if sha256 is not None and not paths.SHA256_HEX.fullmatch(sha256):
             self.value(join(where, "sha256"), f"{describe_value(sha256)} is not 64 lowercase hex")
             sha256 = None
         if path is None or sha256 is None or size is None:
@@ -297,7 +297,7 @@ class _Decoder:
             return None
         spdx = self.r.take(obj, "spdx", str, "license")
         file = self.file(obj, "license")
-        if spdx is not None and not paths.SPDX_EXPRESSION.match(spdx):
+        if spdx is not None and not paths.SPDX_EXPRESSION.fullmatch(spdx):
             self.value("license.spdx", f"{describe_value(spdx)} is not an SPDX expression")
             spdx = None
         if spdx is None or file is None:
@@ -322,7 +322,7 @@ class _Decoder:
         name = self.r.take(obj, "name", str, where)
         executable = self.r.take(obj, "executable", bool, where)
         file = self.file(obj, where)
-        if name is not None and not paths.PLUGIN_ID.match(name):
+        if name is not None and not paths.PLUGIN_ID.fullmatch(name):
             self.value(join(where, "name"), f"{describe_value(name)} is not a sidecar name")
             name = None
         if name is None or executable is None or file is None:

@@ -15,8 +15,9 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
+from horon_bundle.core.hashing import hash_bytes
 from horon_bundle.core.paths import SHA256_HEX
-from horon_bundle.core.strictjson import read_json
+from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
 
@@ -32,6 +33,8 @@ BYPRODUCT_RECORD = "horon:artifact-record"
 BYPRODUCT_GRAPH = "horon:graph"
 BYPRODUCT_ADVERTISED = "horon:advertised"
 BYPRODUCTS = (BYPRODUCT_INVOCATION, BYPRODUCT_RECORD, BYPRODUCT_GRAPH, BYPRODUCT_ADVERTISED)
+_NO_LOCATOR = ("a ResourceDescriptor without uri, digest or content: in-toto v1 requires one "
+               "(provenance written before horon-bundle fixed this is refused, not trusted)")
 _MEDIA_TYPES = {
     BYPRODUCT_INVOCATION: "application/vnd.horon.invocation.v1+json",
     BYPRODUCT_RECORD: "application/vnd.horon.artifact-record.v1+json",
@@ -86,24 +89,22 @@ def statement(facts: BuildFacts, subjects: dict[str, str]) -> dict[str, Any]:
                      "digest": {"sha256": facts.declaration_sha256}})
     if facts.graph is not None:
         for package in sorted(facts.graph.packages.values(), key=lambda p: p.id):
-            entry: dict[str, Any] = {"name": package.purl,
+            entry: dict[str, Any] = {"name": package.purl, "uri": package.purl,
                                      "annotations": {"source": package.source}}
             if package.checksum is not None:
                 entry["digest"] = {"sha256": package.checksum}
             resolved.append(entry)
     byproducts: list[dict[str, Any]] = []
 
-    def byproduct(name: str, content: dict[str, Any], digest: str | None = None) -> None:
-        item: dict[str, Any] = {"name": name, "mediaType": _MEDIA_TYPES[name],
-                                "annotations": content}
-        if digest is not None:
-            item["digest"] = {"sha256": digest}
-        byproducts.append(item)
+    def byproduct(name: str, content: dict[str, Any]) -> None:
+        byproducts.append({"name": name, "mediaType": _MEDIA_TYPES[name],
+                           "digest": {"sha256": content_digest(content)},
+                           "annotations": content})
 
     if facts.invocation is not None:
         byproduct(BYPRODUCT_INVOCATION, facts.invocation.to_json())
     if facts.record is not None:
-        byproduct(BYPRODUCT_RECORD, facts.record, facts.record_sha256)
+        byproduct(BYPRODUCT_RECORD, facts.record)
     if facts.graph is not None:
         byproduct(BYPRODUCT_GRAPH, facts.graph.to_json())
     if facts.advertised is not None:
@@ -142,6 +143,12 @@ def statement(facts: BuildFacts, subjects: dict[str, str]) -> dict[str, Any]:
             },
         },
     }
+
+
+def content_digest(content: dict[str, Any]) -> str:
+    """A byproduct's `digest.sha256`: of its content's canonical bytes (for the artifact
+    record, the bytes of the record file `compile` wrote, which is canonical)."""
+    return hash_bytes(canonical_bytes(content)).sha256
 
 
 def parse_provenance(data: bytes, *, source: str = PROVENANCE_NAME) -> Provenance:
@@ -293,7 +300,7 @@ def _sha256(reader: FieldReader, obj: dict[str, Any], key: str, where: str) -> s
     digest = dict(digest)
     value = reader.take(digest, "sha256", str, join(where, key))
     reader.finish(digest, join(where, key))
-    if value is not None and not SHA256_HEX.match(value):
+    if value is not None and not SHA256_HEX.fullmatch(value):
         reader.report(codes.PROVENANCE_SCHEMA, join(where, key), f"{value!r} is not 64 hex")
         return None
     return value
@@ -309,9 +316,14 @@ def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> s
             continue
         obj = dict(obj)
         name = reader.take(obj, "name", str, place)
+        uri = obj.pop("uri", None)
         digest = obj.pop("digest", None)
         annotations = obj.pop("annotations", None)
         reader.finish(obj, place)
+        if uri is None and digest is None:
+            reader.report(codes.PROVENANCE_SCHEMA, place, _NO_LOCATOR)
+        if uri is not None:
+            reader.typed(uri, str, join(place, "uri"))
         if annotations is not None:
             reader.typed(annotations, dict, join(place, "annotations"))
         if digest is not None:
@@ -353,9 +365,18 @@ def _byproducts(reader: FieldReader,
         name = reader.take(obj, "name", str, where)
         media_type = reader.take(obj, "mediaType", str, where)
         content = reader.take(obj, "annotations", dict, where)
-        digest = obj.pop("digest", None)
+        raw_digest = obj.pop("digest", None)
         reader.finish(obj, where)
-        if name is None or content is None:
+        if raw_digest is None:
+            reader.report(codes.PROVENANCE_SCHEMA, where, _NO_LOCATOR)
+            continue
+        sha = _sha256(reader, {"digest": raw_digest}, "digest", where)
+        if name is None or content is None or sha is None:
+            continue
+        if sha != content_digest(content):
+            reader.report(codes.PROVENANCE_SCHEMA, f"{where}.digest",
+                          f"sha256 {sha} is not the digest of the byproduct's content "
+                          f"{content_digest(content)}")
             continue
         if name not in BYPRODUCTS:
             reader.report(codes.PROVENANCE_SCHEMA, f"{where}.name", f"unknown byproduct {name!r}")
@@ -365,6 +386,5 @@ def _byproducts(reader: FieldReader,
         elif name in found:
             reader.report(codes.PROVENANCE_SCHEMA, where, f"byproduct {name!r} twice")
         else:
-            sha = digest.get("sha256") if isinstance(digest, dict) else None
-            found[name] = (content, sha if isinstance(sha, str) else None)
+            found[name] = (content, sha)
     return found

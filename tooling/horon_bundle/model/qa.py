@@ -1,30 +1,110 @@
-"""QA-provider patterns: the always-applied defaults plus a declaration's own globs.
+"""QA-provider patterns: the built-in ones, always applied, plus those others add.
 
-Patterns are shell globs matched case-sensitively on every OS (`fnmatchcase`), against crate
-names and feature names alike.
+A declaration (`[qa] providers`), a bundle (the patterns its provenance records) and an
+auditor's policy (`qa-patterns`) may each add patterns; none can remove one, so every judge
+starts from `BUILTIN_QA_PATTERNS` (`effective_patterns`).
+
+Names are compared the way crates.io compares crate names: `Foo_Bar` and `foo-bar` are one
+name (case folded, `_` and `-` alike). Both the name and the pattern are folded before the
+glob is matched, so `horon-QA-mock`, `horon_qa_mock` and `horon-qa-mock` all match `*-qa-*`.
+Beyond crates.io (whose names are ASCII), names are also NFKC-normalised and case-folded in
+full, so a full-width `\uff51\uff41` is `qa` too. Globs: `*` any run of characters, `?` one
+character, `[...]` / `[!...]` a class; everything else is literal.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from functools import lru_cache
 
-DEFAULT_QA_PATTERNS: tuple[str, ...] = (
-    "qa", "qa-*", "*-qa", "*-qa-*", "qa_*", "*_qa", "*_qa_*",
-)
+BUILTIN_QA_PATTERNS: tuple[str, ...] = ("qa", "qa-*", "*-qa", "*-qa-*")
+DEFAULT_QA_PATTERNS = BUILTIN_QA_PATTERNS
 
 
-def effective_patterns(extra: Iterable[str]) -> tuple[str, ...]:
-    """Defaults first, then the declaration's extra patterns, without repeats."""
-    result = list(DEFAULT_QA_PATTERNS)
-    for pattern in extra:
-        if pattern not in result:
-            result.append(pattern)
+def is_pattern(pattern: str) -> bool:
+    """A pattern anyone may add: a non-empty printable ASCII glob."""
+    return bool(pattern) and pattern.isascii() and pattern.isprintable()
+
+
+def fold_name(name: str) -> str:
+    """The key under which crates.io (and this toolchain) considers two names the same."""
+    return unicodedata.normalize("NFKC", name).casefold().replace("_", "-")
+
+
+def effective_patterns(*extra: Iterable[str]) -> tuple[str, ...]:
+    """The built-in patterns first, then every added one, without repeats (after folding)."""
+    result = list(BUILTIN_QA_PATTERNS)
+    seen = {fold_name(p) for p in result}
+    for patterns in extra:
+        for pattern in patterns:
+            if fold_name(pattern) not in seen:
+                seen.add(fold_name(pattern))
+                result.append(pattern)
     return tuple(result)
+
+
+def _literal(text: str) -> str:
+    return re.escape(fold_name(text))
+
+
+def _class(body: str) -> str:
+    """A glob character class (without its brackets) as a regex class over folded names."""
+    negate = body.startswith("!")
+    if negate:
+        body = body[1:]
+    members: list[str] = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if index + 2 < len(body) and body[index + 1] == "-":
+            low, high = fold_name(char), fold_name(body[index + 2])
+            if len(low) == len(high) == 1 and low <= high:
+                members.append(f"{re.escape(low)}-{re.escape(high)}")
+            index += 3
+            continue
+        members.extend(re.escape(c) for c in fold_name(char))
+        index += 1
+    inner = "".join(members) or r"\s\S"  # an empty class matches nothing once negated
+    return f"[{'^' if negate else ''}{inner}]"
+
+
+@lru_cache(maxsize=512)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "*":
+            parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        elif char == "[":
+            start = index + 1
+            if start < len(pattern) and pattern[start] == "!":
+                start += 1
+            if start < len(pattern) and pattern[start] == "]":
+                start += 1
+            end = pattern.find("]", start)
+            if end == -1:
+                parts.append(_literal(char))
+            else:
+                parts.append(_class(pattern[index + 1:end]))
+                index = end
+        else:
+            parts.append(_literal(char))
+        index += 1
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    """Does `name` match the glob `pattern`, both compared as crates.io compares names?"""
+    return _compiled(pattern).fullmatch(fold_name(name)) is not None
 
 
 def matching_pattern(name: str, patterns: Iterable[str]) -> str | None:
     for pattern in patterns:
-        if fnmatchcase(name, pattern):
+        if name_matches(name, pattern):
             return pattern
     return None

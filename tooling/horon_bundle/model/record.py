@@ -16,6 +16,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.evidence import Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
@@ -107,10 +108,8 @@ def parse_record(value: object, source: str) -> ArtifactRecord:
 
 
 def load_record(path: Path) -> tuple[ArtifactRecord, Digest]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
+    data = read_input(path, limit=MAX_RECORD_BYTES, what="record")
+    assert data is not None
     document = read_json(data, source=path.name, max_bytes=MAX_RECORD_BYTES, max_depth=16)
     canonical = canonical_bytes(document) == data  # before decoding: decoders pop fields
     record = parse_record(document, path.name)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 GITHUB_SERVER = "https://github.com"
-_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _BUILD_CONFIG_URI_OID = "1.3.6.1.4.1.57264.1.18"
 _SOURCE_REPOSITORY_URI_OID = "1.3.6.1.4.1.57264.1.12"
 _SOURCE_REPOSITORY_REF_OID = "1.3.6.1.4.1.57264.1.14"
@@ -230,7 +230,7 @@ def signer_identity(*, identity: str | None = None, issuer: str | None = None,
         problems.append(f"issuer {issuer!r} is not an https:// URL")
     if issuer and not identity and not github_repository:
         problems.append("an issuer alone names nobody; add --identity or --github-repository")
-    if github_repository is not None and not _REPOSITORY.match(github_repository):
+    if github_repository is not None and not _REPOSITORY.fullmatch(github_repository):
         problems.append(f"GitHub repository {github_repository!r} is not owner/name")
     if (github_workflow or github_ref) and not github_repository:
         problems.append("--github-workflow and --github-ref need --github-repository")

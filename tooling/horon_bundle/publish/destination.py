@@ -23,9 +23,9 @@ from horon_bundle.publish.gate import DESTINATION_VARIABLE
 from horon_bundle.publish.release import ReleaseItem
 
 # One path component of an OCI repository name (distribution's reference grammar).
-OCI_COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
-_HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+OCI_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 ABSENT, PRESENT, YANKED = "absent", "present", "yanked"
 PUBLISHED, ALREADY_PUBLISHED = "published", "already-published"
@@ -164,7 +164,7 @@ def _file_address(parts: urllib.parse.SplitResult) -> FileAddress:
     if parts.netloc not in ("", "localhost"):
         raise _refuse(f"file:// with host {parts.netloc!r}: write file:///abs/dir")
     path = urllib.parse.unquote(parts.path, errors="strict")
-    if sys.platform == "win32" and re.match(r"^/[A-Za-z]:/", path):
+    if sys.platform == "win32" and re.match(r"/[A-Za-z]:/", path):  # prefix match: file:///C:/
         path = path[1:]  # file:///C:/dir
     root = Path(path)
     if not path or not root.is_absolute():
@@ -184,7 +184,7 @@ def _oci_address(parts: urllib.parse.SplitResult) -> OciAddress:
     if port == 0:
         raise _refuse(f"oci://{parts.netloc}: port 0")
     literal = _ip_literal(host)
-    if literal is None and not _HOST.match(host):
+    if literal is None and not _HOST.fullmatch(host):
         raise _refuse(f"oci:// host {host[:60]!r} is not a host name or IP address")
     written = f"[{host}]" if literal is not None and literal.version == 6 else host.lower()
     namespace = parts.path.strip("/")
@@ -192,7 +192,7 @@ def _oci_address(parts: urllib.parse.SplitResult) -> OciAddress:
         raise _refuse(f"oci://{parts.netloc}: write oci://host[:port]/namespace "
                       "(a namespace, no trailing slash)")
     for component in namespace.split("/"):
-        if not OCI_COMPONENT.match(component):
+        if not OCI_COMPONENT.fullmatch(component):
             raise _refuse(f"oci:// namespace component {component[:60]!r} is not a valid "
                           "repository name component ([a-z0-9] separated by . _ __ -)")
     return OciAddress(host=written, port=port, namespace=namespace,

@@ -26,11 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes
+from horon_bundle.core import codes, paths
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import DirectoryLease, fsync_directory, lease_directory, remove_stale
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.publish.destination import (
     ABSENT,
@@ -50,6 +51,7 @@ from horon_bundle.publish.store_copy import copy_and_hash
 STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"
 MARKER = "horon-store.json"
+MAX_STORE_DOCUMENT_BYTES = 1 << 20
 _LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", ".tmp"])
 TEMP_PREFIX = "w-"
 
@@ -84,14 +86,15 @@ class FileStore(Destination):
         return "file://" + self._entry_path(*item.key).as_posix()
 
     def _read_document(self, path: Path) -> dict[str, Any] | None:
-        if path.is_symlink():
-            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{path}: a symbolic link")
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+            data = read_input(path, limit=MAX_STORE_DOCUMENT_BYTES, what="store file",
+                              missing_ok=True, follow_symlinks=False)
+        except Refused as exc:
+            code = codes.PUBLISH_UNREACHABLE if exc.codes() == [codes.INPUT_UNREADABLE.name] \
+                else codes.PUBLISH_DESTINATION_STATE
+            raise Refused(Finding(code, f.message) for f in exc.findings) from None
+        if data is None:
             return None
-        except OSError as exc:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror}") from None
         try:
             document = read_json(data, source=str(path))
         except Refused as exc:
@@ -134,7 +137,18 @@ class FileStore(Destination):
 
     # --- checks --------------------------------------------------------------------------
     def naming_findings(self, item: ReleaseItem) -> list[Finding]:
-        return []  # id, version and target grammars are all valid file names
+        """The id, version and target become path components of the store: each must match
+        its grammar whole (plugin.json was read strictly; this is the store's own check)."""
+        plugin_id, version, target = item.key
+        problems = []
+        if not paths.PLUGIN_ID.fullmatch(plugin_id):
+            problems.append(f"id {plugin_id!r}")
+        if not paths.SEMVER.fullmatch(version):
+            problems.append(f"version {version!r}")
+        if paths.target_problem(target) is not None:
+            problems.append(f"target {target!r}")
+        return [Finding(codes.PUBLISH_NAME, f"{item.archive.name}: {problem} cannot name an "
+                                            "entry of the store") for problem in problems]
 
     def access_findings(self, items: list[ReleaseItem]) -> list[Finding]:
         root = self.root

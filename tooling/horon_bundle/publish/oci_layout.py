@@ -53,7 +53,7 @@ _SIGSTORE_CONTENT = {ROLE_SIGNATURE: "message-signature",
                      ROLE_PROVENANCE_SIGNATURE: "dsse-envelope"}
 REFERRERS_TAG_PREFIX = "sha256-"
 
-TAG = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$")
+TAG = re.compile(r"[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}")
 YANK_PREFIX = "yanked."
 MAX_TAG = 128 - len(YANK_PREFIX)  # so that the yank tag of every tag is a tag too
 SEPARATOR = "__"
@@ -80,12 +80,12 @@ def yank_tag(tag: str) -> str:
 
 
 def naming_problem(plugin_id: str, version: str, target: str) -> str | None:
-    if not OCI_COMPONENT.match(plugin_id):
+    if not OCI_COMPONENT.fullmatch(plugin_id):
         return f"plugin id {plugin_id!r} is not a valid repository name component"
     tag = version_tag(version, target)
     if len(tag) > MAX_TAG:
         return f"tag {tag!r} is {len(tag)} characters, at most {MAX_TAG} fit"
-    if not TAG.match(tag):
+    if not TAG.fullmatch(tag):
         return f"tag {tag!r} is not a valid OCI tag"
     return None
 

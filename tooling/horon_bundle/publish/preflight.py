@@ -65,17 +65,20 @@ class _Hashing(threading.Thread):
         self.path = path
         self.digest: Digest | None = None
         self.error = ""
+        self.refused: list[Finding] = []
 
     def run(self) -> None:
         try:
-            self.digest = hash_file(self.path)
+            self.digest = hash_file(self.path, what="archive", follow_symlinks=False)
         except OSError as exc:
             self.error = exc.strerror or str(exc)
+        except Refused as exc:  # not a regular file, or over the limit
+            self.refused = list(exc.findings)
 
 
 def _identity(path: Path) -> tuple[int, ...]:
     """What changes when a file is written, replaced or touched (ctime cannot be set back)."""
-    info = path.stat()
+    info = path.lstat()
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
@@ -94,6 +97,8 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     hashing.start()  # beside verify, on another core: both release the GIL
     report = verify_path(path)
     hashing.join()
+    if hashing.refused:
+        return None, hashing.refused
     if hashing.digest is None:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
     before = hashing.digest

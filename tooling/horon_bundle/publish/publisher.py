@@ -134,8 +134,8 @@ def yank(request: YankRequest, environ: Mapping[str, str], reporter: Reporter) -
     problem = reason_problem(request.reason)
     if problem:
         raise Refused.one(codes.YANK_REASON, f"--reason: {problem}")
-    for value, valid in ((request.plugin_id, paths.PLUGIN_ID.match(request.plugin_id)),
-                         (request.version, paths.SEMVER.match(request.version)),
+    for value, valid in ((request.plugin_id, paths.PLUGIN_ID.fullmatch(request.plugin_id)),
+                         (request.version, paths.SEMVER.fullmatch(request.version)),
                          (request.target or "", request.target is None
                           or paths.target_problem(request.target) is None)):
         if not valid:

@@ -16,6 +16,7 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.sidefiles import (
@@ -27,8 +28,8 @@ from horon_bundle.model.sidefiles import (
 
 RECEIPT_NAME = "publish-receipt.json"
 MAX_SIDE_FILE_BYTES = 4 << 20
-SIGSTORE_MEDIA_TYPE = re.compile(r"^application/vnd\.dev\.sigstore\.bundle(?:\.v[0-9.]+)?\+json"
-                                 r"(?:;version=[0-9.]+)?$")
+SIGSTORE_MEDIA_TYPE = re.compile(r"application/vnd\.dev\.sigstore\.bundle(?:\.v[0-9.]+)?\+json"
+                                 r"(?:;version=[0-9.]+)?")
 BUILD_RECORD_MEDIA_TYPE = "application/vnd.horon.build-run.v1+json"
 ARCHIVE_MEDIA_TYPE = "application/vnd.horon.plugin.archive.v1+zip"
 CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.config.v1+json"  # plugin.json
@@ -86,22 +87,17 @@ def find_archives(dist_dir: Path) -> list[Path]:
 
 
 def _read_side(path: Path, findings: Findings) -> bytes | None:
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        findings.add(codes.PUBLISH_SIDE_FILE, f"{path.name}: not a regular file")
-        return None
+    """A side file's bytes, read once (`core.inputs`: never a link, FIFO or device, never past
+    its limit); None when it is absent or refused."""
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_SIDE_FILE_BYTES + 1)
-    except FileNotFoundError:
+        return read_input(path, limit=MAX_SIDE_FILE_BYTES, what="side file", missing_ok=True,
+                          follow_symlinks=False)
+    except Refused as exc:
+        for finding in exc.findings:
+            code = finding.code if finding.code is codes.INPUT_UNREADABLE \
+                else codes.PUBLISH_SIDE_FILE
+            findings.add(code, finding.message)
         return None
-    except OSError as exc:
-        findings.add(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")
-        return None
-    if len(data) > MAX_SIDE_FILE_BYTES:
-        findings.add(codes.PUBLISH_SIDE_FILE, f"{path.name}: larger than {MAX_SIDE_FILE_BYTES} "
-                                              "bytes")
-        return None
-    return data
 
 
 def digest_file_findings(archive: Path, digest: Digest) -> list[Finding]:
@@ -150,7 +146,7 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
         findings.extend(exc.findings)
         return None
     media_type = document.get("mediaType") if isinstance(document, dict) else None
-    if not isinstance(media_type, str) or not SIGSTORE_MEDIA_TYPE.match(media_type):
+    if not isinstance(media_type, str) or not SIGSTORE_MEDIA_TYPE.fullmatch(media_type):
         findings.add(codes.PUBLISH_SIDE_FILE,
                      f"{name}: not a Sigstore bundle (mediaType {str(media_type)[:60]!r})")
         return None

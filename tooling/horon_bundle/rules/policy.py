@@ -18,18 +18,20 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.tomlread import read_toml
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
-from horon_bundle.model.evidence import EVIDENCE_KINDS
+from horon_bundle.model.evidence import ADVERTISED_FROM_SECTION, EVIDENCE_KINDS
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
+from horon_bundle.model.qa import effective_patterns, is_pattern
 from horon_bundle.model.signer import CertifiedSource, SignerIdentity, signer_identity
 from horon_bundle.rules.release import graph_findings
 
 POLICY_SCHEMA = 1
 MAX_POLICY_BYTES = 1 << 20
-_GITHUB_WORKFLOW = re.compile(r"^(?P<repository>https://[^@]+?)/\.github/workflows/"
-                              r"(?P<workflow>[^@]+)@(?P<ref>.+)$")
+_GITHUB_WORKFLOW = re.compile(r"(?P<repository>https://[^@]+?)/\.github/workflows/"
+                              r"(?P<workflow>[^@]+)@(?P<ref>.+)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +43,7 @@ class Subject:
     signature_present: bool
     signature_verified: bool
     certified: CertifiedSource | None
+    advertised_source: str | None = None  # verify's `advertised_source`
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,7 @@ class BuilderIdIn(Requirement):
 
 
 def _workflow(builder_id: str) -> re.Match[str] | None:
-    return _GITHUB_WORKFLOW.match(builder_id)
+    return _GITHUB_WORKFLOW.fullmatch(builder_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +176,9 @@ class SourceRefMatches(Requirement):
 
 @dataclass(frozen=True, slots=True)
 class QaFree(Requirement):
+    """No QA provider, judged with the built-in patterns, the bundle's and the policy's."""
+
+    patterns: tuple[str, ...] = ()
     key = "qa-free"
 
     def judge(self, subject: Subject) -> Judgement:
@@ -181,8 +187,9 @@ class QaFree(Requirement):
         graph = subject.facts.graph
         if graph is None:
             return unmet("the bundle records no resolved feature graph to judge")
+        patterns = effective_patterns(subject.facts.qa_patterns, self.patterns)
         providers, _ = graph_findings(graph, claim=subject.facts.claim, channel="release",
-                                      patterns=subject.facts.qa_patterns)
+                                      patterns=patterns)
         if providers:
             chains = "; ".join(p.chain for p in providers)
             return unmet(f"{len(providers)} QA provider(s) in the graph: {chains}")
@@ -237,6 +244,24 @@ class MinAbiMinor(Requirement):
 
 
 @dataclass(frozen=True, slots=True)
+class AbiSectionRequired(Requirement):
+    """The advertised metadata was recomputed from the library's section, not taken from
+    what the build recorded."""
+
+    key = "require-abi-section"
+
+    def judge(self, subject: Subject) -> Judgement:
+        if subject.manifest is None:
+            return cannot_judge("plugin.json was refused")
+        if subject.advertised_source == ADVERTISED_FROM_SECTION:
+            return met("the library's .horon_abi section was read")
+        if subject.advertised_source is None:
+            return unmet("the library's advertised metadata could not be read at all")
+        return unmet(f"the library has no .horon_abi section: its advertised metadata is "
+                     f"only what the build recorded ({subject.advertised_source})")
+
+
+@dataclass(frozen=True, slots=True)
 class SignatureRequired(Requirement):
     key = "require-signature"
 
@@ -265,16 +290,15 @@ class Policy:
     requirements: tuple[Requirement, ...]
     signer: SignerIdentity | None
     require_signature: bool
+    qa_patterns: tuple[str, ...] = ()  # added to every QA judgement (graph.qa-free, qa-free)
 
     def checks(self, subject: Subject) -> list[Check]:
         return [r.check(subject, self.source) for r in self.requirements]
 
 
 def load_policy(path: Path) -> Policy:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE, f"--policy {path}: {exc.strerror}") from None
+    data = read_input(path, limit=MAX_POLICY_BYTES, what="--policy")
+    assert data is not None
     return parse_policy(data, path.name)
 
 
@@ -320,8 +344,10 @@ def parse_policy(data: bytes, source: str) -> Policy:
         else:
             bad("source-ref", f"{describe_value(ref)}: expected a full ref such as "
                               "refs/tags/v1.2.0 (`*` is a wildcard)")
+    qa_patterns = _qa_patterns(reader, reader.strings(optional("qa-patterns", list),
+                                                      "qa-patterns"))
     if optional("qa-free", bool):
-        requirements.append(QaFree())
+        requirements.append(QaFree(qa_patterns))
     if optional("clean-source", bool):
         requirements.append(CleanSource())
     if (evidence := optional("evidence", str)) is not None:
@@ -334,6 +360,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
             requirements.append(MinAbiMinor(minimum))
         else:
             bad("min-abi-minor", f"{minimum}: expected 0 … 65535")
+    if optional("require-abi-section", bool):
+        requirements.append(AbiSectionRequired())
     require_signature = bool(optional("require-signature", bool))
     signer = _signer(reader, optional("signer", dict), source)
     reader.finish(document, "")
@@ -341,11 +369,25 @@ def parse_policy(data: bytes, source: str) -> Policy:
         requirements.append(SignatureRequired())
     if signer is not None:
         requirements.append(SignedBy(signer))
-    if not findings and not requirements:
+    if not findings and not requirements and not qa_patterns:
         bad("", "the policy requires nothing; name at least one requirement")
     findings.raise_if_any()
     return Policy(source=source, requirements=tuple(requirements), signer=signer,
-                  require_signature=require_signature)
+                  require_signature=require_signature, qa_patterns=qa_patterns)
+
+
+def _qa_patterns(reader: FieldReader, patterns: list[str] | None) -> tuple[str, ...]:
+    """`qa-patterns`: extra QA globs, printable ASCII like a declaration's `[qa] providers`."""
+    if patterns is None:
+        return ()
+    if not patterns:
+        reader.report(codes.POLICY_INVALID, "qa-patterns", "an empty list adds nothing; "
+                                                           "remove the key or name a pattern")
+    for index, pattern in enumerate(patterns):
+        if not is_pattern(pattern):
+            reader.report(codes.POLICY_INVALID, f"qa-patterns[{index}]",
+                          f"{describe_value(pattern)} is not a printable ASCII glob")
+    return tuple(patterns)
 
 
 def _signer(reader: FieldReader, table: dict[str, Any] | None,

@@ -19,12 +19,29 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.model.qa import matching_pattern
+from horon_bundle.model.qa import effective_patterns, matching_pattern
+
+
+class RecordedQa(Protocol):
+    """What a provenance records of its QA judgement (`model.provenance.BuildFacts`)."""
+
+    @property
+    def claim(self) -> tuple[str, ...]: ...
+
+    @property
+    def qa_patterns(self) -> tuple[str, ...]: ...
+
+    @property
+    def qa_markers(self) -> tuple[str, ...]: ...
+
+    @property
+    def qa_providers(self) -> tuple[dict[str, str | None], ...]: ...
 
 
 # --- features ------------------------------------------------------------------------------
@@ -206,6 +223,32 @@ def graph_findings(graph: Graph, *, claim: Sequence[str], channel: str,
                      f"{sorted(expected)}" + (f" (extra: {extra})" if extra else "")
                      + (f" (missing: {lacking})" if lacking else ""))
     return providers, list(findings)
+
+
+def recorded_qa_findings(graph: Graph, facts: RecordedQa) -> list[Finding]:
+    """The QA judgement a bundle recorded, recomputed from its recorded graph.
+
+    The build judged the graph with the built-in patterns and those it recorded, and wrote
+    down what it found (`qa.providers`) and which crates were marked (`qa.markers`): both are
+    recomputed here with the same patterns and must agree, so a provenance cannot hide a
+    provider it found, or invent markers, while keeping the graph that shows them.
+    """
+    findings = Findings()
+    patterns = effective_patterns(facts.qa_patterns)
+    found = find_qa_providers(graph, patterns=patterns, claim=facts.claim)
+    recomputed = sorted((p.package, p.feature or "") for p in found)
+    recorded = sorted((str(p.get("package")), str(p.get("feature") or ""))
+                      for p in facts.qa_providers)
+    if recomputed != recorded:
+        findings.add(codes.GRAPH_QA_RECORD,
+                     f"provenance.json records QA providers {recorded}; its graph, judged with "
+                     f"the same {len(patterns)} patterns, holds {recomputed}")
+    markers = sorted(p.id for p in graph.packages.values() if p.qa_marker)
+    if sorted(facts.qa_markers) != markers:
+        findings.add(codes.GRAPH_QA_RECORD,
+                     f"provenance.json records QA-marked crates {sorted(facts.qa_markers)}; its "
+                     f"graph marks {markers}")
+    return list(findings)
 
 
 def judge_graph(graph: Graph, *, claim: Sequence[str], channel: str,

@@ -1,212 +1,350 @@
-"""Reading an untrusted bundle archive: validate every entry before reading any of them.
+"""Reading an untrusted bundle archive: one parser, every record compared, nothing extracted.
 
-Never `extractall`: CPython's zipfile silently rewrites `../x` and `/x` and lets the last
-duplicate win. Here the central directory, the local headers and the end record are checked
-first (names, types, duplicates, overlaps, prepended or trailing data, limits); only then are
-entries streamed, through zipfile's CRC check, with their declared sizes enforced.
+The archive is opened once (`core.inputs`); every byte is read from that descriptor with
+`pread`, so renaming another file over the path changes nothing. The reader is its own: it
+never asks CPython's zipfile what an entry is, because zipfile silently truncates a name at a
+NUL (`LICENSE\\0.evil` becomes `LICENSE`), trusts the central directory's sizes over the local
+header's, lets the last duplicate win and rewrites `../x`. Instead, before any entry is read:
+
+1. the end record is read first and judged alone: it must end the file (no comment, nothing
+   after it), be the only one, describe a single-disk archive whose two entry counts agree,
+   and place the central directory right before it; its counts and sizes are checked against
+   the limits *before* a single central-directory record is parsed;
+2. every central-directory record is parsed from its raw bytes: version, flags (encryption
+   refused), method (stored or deflate), no extra field (ZIP64 is not part of the format),
+   no comment, disk 0, the raw name (NUL, non-UTF-8 or unflagged non-ASCII bytes refused);
+   the records must fill the directory exactly;
+3. every local header is compared field by field with its central record (version, flags,
+   method, time, CRC, both sizes, name bytes, no extra field), as is the data descriptor
+   when one follows the data; entries must tile the file from offset 0 to the central
+   directory with no gap, overlap or prepended data;
+4. names, types, modes, duplicates, collisions and limits are judged as for a directory.
+
+Entries are then inflated only when asked for (`ArchiveStream`), through their CRC, with the
+declared size enforced while streaming and the deflate stream required to end exactly at
+the entry's compressed size.
 """
 
 from __future__ import annotations
 
-import stat
+import hashlib
+import os
 import struct
-import zipfile
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
-from horon_bundle.core.hashing import CHUNK
+from horon_bundle.core.hashing import CHUNK, Digest
+from horon_bundle.core.inputs import open_regular, read_at
+from horon_bundle.verify import limits
+from horon_bundle.verify.archive_entries import DEFLATED, STORED, ArchiveEntry, judge_entries
+from horon_bundle.verify.archive_stream import ArchiveStream
 
-MAX_ENTRIES = 10_000
-MAX_NAME_BYTES = 512
-MAX_TOTAL_BYTES = 8 << 30
-MAX_RATIO = 1000
-_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
-_LOCAL_SIGNATURE = b"PK\x03\x04"
+_EOCD = struct.Struct("<4sHHHHIIH")
+_CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")
 _EOCD_SIGNATURE = b"PK\x05\x06"
-_ENCRYPTED = 0x1
-# What zipfile and zlib raise for a damaged archive (measured by fuzzing a real one: a corrupt
-# deflate stream surfaces as zlib.error, an odd version field as NotImplementedError).
-_STREAM_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
-                  NotImplementedError)
+_CENTRAL_SIGNATURE = b"PK\x01\x02"
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+_DESCRIPTOR_SIGNATURE = b"PK\x07\x08"
+_ZIP64_LOCATOR_SIGNATURE = b"PK\x06\x07"
+_ZIP64_EXTRA = 0x0001
+_ENCRYPTED = 0x0001
+_DESCRIPTOR = 0x0008
+_STRONG_ENCRYPTION = 0x0040
+_UTF8 = 0x0800
+_DEFLATE_OPTIONS = 0x0006
+_MAX_VERSION_NEEDED = 20  # deflate; ZIP64 (45), bzip2 (46), LZMA (63) and AES need more
+_TAIL = (1 << 16) + _EOCD.size
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveEntry:
-    name: str
-    size: int
-    mode: int
-    info: zipfile.ZipInfo
+class ArchiveReader:
+    """A validated archive: its file entries by name, read through one descriptor."""
+
+    def __init__(self, fd: int, label: str, entries: dict[str, ArchiveEntry]) -> None:
+        self.fd = fd
+        self.label = label
+        self.entries = entries
+
+    def open(self, name: str) -> ArchiveStream:
+        return ArchiveStream(self.fd, self.label, self.entries[name])
+
+    def digest(self) -> Digest:
+        """The SHA-256 of the archive file itself, read through the descriptor that was
+        validated (what a signature over the archive must cover)."""
+        hasher = hashlib.sha256()
+        offset = 0
+        while chunk := read_at(self.fd, CHUNK, offset):
+            hasher.update(chunk)
+            offset += len(chunk)
+        return Digest(hasher.hexdigest(), offset)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def validate_archive(path: Path) -> tuple[zipfile.ZipFile, dict[str, ArchiveEntry]]:
+def validate_archive(path: Path) -> ArchiveReader:
     """Open and fully validate an archive; raises Refused with every problem found."""
-    findings = Findings()
     label = path.name
     try:
-        archive = zipfile.ZipFile(path)
-    except _STREAM_ERRORS as exc:
-        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a readable zip ({exc})") from None
+        fd, info = open_regular(path, what="archive", follow_symlinks=False)
+    except FileNotFoundError:
+        raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: no such file") from None
     try:
-        entries = _check_entries(archive, label, findings)
-        if not findings:
-            _check_structure(archive, path, label, findings)
-    except (*_STREAM_ERRORS, struct.error) as exc:
-        findings.add(codes.ARCHIVE_FORMAT, f"{label}: {exc}")
-    if findings:
-        archive.close()
-        raise Refused(findings)
-    return archive, entries
+        entries = _validate(fd, info.st_size, label)
+    except BaseException:
+        os.close(fd)
+        raise
+    return ArchiveReader(fd, label, entries)
 
 
-def _check_entries(archive: zipfile.ZipFile, label: str, findings: Findings,
-                   ) -> dict[str, ArchiveEntry]:
-    infos = archive.infolist()
-    if len(infos) > MAX_ENTRIES:
-        findings.add(codes.ARCHIVE_LIMIT, f"{label}: {len(infos)} entries, limit {MAX_ENTRIES}")
-        return {}
-    entries: dict[str, ArchiveEntry] = {}
-    directories: set[str] = set()
-    total = 0
-    for info in infos:
-        name = info.filename
-        where = f"{label}: entry {name!r}"
-        if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
-            findings.add(codes.ARCHIVE_LIMIT, f"{where}: name longer than {MAX_NAME_BYTES} bytes")
-            continue
-        if info.flag_bits & _ENCRYPTED:
-            findings.add(codes.ARCHIVE_FORMAT, f"{where}: encrypted")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            findings.add(codes.ARCHIVE_FORMAT,
-                         f"{where}: compression method {info.compress_type} not supported")
-        mode = info.external_attr >> 16
-        if stat.S_ISLNK(mode):
-            findings.add(codes.ARCHIVE_LINK, f"{where}: symbolic link")
-            continue
-        bare = name[:-1] if name.endswith("/") else name
-        if _name_refused(bare, where, findings):
-            continue
-        if name.endswith("/"):
-            directories.add(bare)
-            continue
-        if mode and not stat.S_ISREG(mode):
-            findings.add(codes.LAYOUT_FILE_TYPE, f"{where}: not a regular file (mode {mode:o})")
-            continue
-        if mode & (stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH):
-            findings.add(codes.LAYOUT_MODE, f"{where}: mode {stat.S_IMODE(mode):o}")
-        if name in entries:
-            findings.add(codes.ARCHIVE_DUPLICATE, f"{where}: appears twice")
-            continue
-        total += info.file_size
-        if info.file_size > 1 << 20 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            findings.add(codes.ARCHIVE_LIMIT, f"{where}: compression ratio over {MAX_RATIO}")
-        entries[name] = ArchiveEntry(name, info.file_size, mode, info)
-    if total > MAX_TOTAL_BYTES:
-        findings.add(codes.ARCHIVE_LIMIT, f"{label}: {total} bytes uncompressed, limit "
-                     f"{MAX_TOTAL_BYTES}")
-    for first, second in paths.collisions(list(entries)):
-        findings.add(codes.ARCHIVE_DUPLICATE, f"{label}: entries {first!r} and {second!r} collide")
-    for directory in sorted(directories):
-        if directory in entries or paths.fold(directory) in {paths.fold(n) for n in entries}:
-            findings.add(codes.ARCHIVE_CONFLICT,
-                         f"{label}: {directory!r} is both a file and a directory")
+def _pread(fd: int, length: int, offset: int) -> bytes:
+    parts = []
+    while length > 0:
+        part = read_at(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        length -= len(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def _validate(fd: int, size: int, label: str) -> dict[str, ArchiveEntry]:
+    findings = Findings()
+    try:
+        records = _end_record(fd, size, label)
+        count, cd_size, cd_offset = records
+        central = _central_directory(_pread(fd, cd_size, cd_offset), count, label, findings)
+        findings.raise_if_any()
+        located = _local_headers(fd, central, cd_offset, label, findings)
+        findings.raise_if_any()
+        entries = judge_entries(located, size, label, findings)
+    except OSError as exc:
+        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: {exc.strerror or exc}") from None
+    findings.raise_if_any()
     return entries
 
 
-def _name_refused(name: str, where: str, findings: Findings) -> bool:
-    problem = paths.path_problem(name)
-    if problem is None:
-        return False
-    if name.startswith("/") or problem == "drive letter in path":
-        findings.add(codes.ARCHIVE_ABSOLUTE, f"{where}: {problem}")
-    elif problem in ("'..' component", "'.' component"):
-        findings.add(codes.ARCHIVE_TRAVERSAL, f"{where}: {problem}")
+def _end_record(fd: int, size: int, label: str) -> tuple[int, int, int]:
+    """(entry count, central directory size, its offset) from the one end record."""
+    if size < _EOCD.size:
+        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a zip ({size} bytes)")
+    if size > limits.MAX_ARCHIVE_BYTES:
+        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: {size} bytes, limit "
+                                               f"{limits.MAX_ARCHIVE_BYTES}")
+    tail_start = max(0, size - _TAIL)
+    tail = _pread(fd, size - tail_start, tail_start)
+    found = tail.count(_EOCD_SIGNATURE)
+    if found == 0:
+        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a zip (no end record)")
+    if found > 1:
+        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: {found} end-of-central-directory "
+                                                   "records")
+    if tail.rindex(_EOCD_SIGNATURE) != len(tail) - _EOCD.size:
+        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: data or a comment after the end "
+                                                   "record")
+    (_sig, disk, cd_disk, on_disk, total, cd_size, cd_offset,
+     comment) = _EOCD.unpack(tail[-_EOCD.size:])
+    if comment:
+        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: the end record claims a "
+                                                   f"{comment}-byte comment that is not there")
+    if 0xFFFF in (disk, cd_disk, on_disk, total) or 0xFFFFFFFF in (cd_size, cd_offset) or \
+            tail[-_EOCD.size - 20:-_EOCD.size].startswith(_ZIP64_LOCATOR_SIGNATURE):
+        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: ZIP64 end records (bundle archives "
+                                                "are below 2 GiB and never need ZIP64)")
+    if disk != 0 or cd_disk != 0:
+        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: a multi-disk archive (disk {disk}, "
+                                                f"central directory on disk {cd_disk})")
+    if on_disk != total:
+        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: the end record counts {on_disk} "
+                                                   f"entries on this disk but {total} in all")
+    if total > limits.MAX_ENTRIES:
+        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: {total} entries, limit "
+                                               f"{limits.MAX_ENTRIES}")
+    if cd_size > limits.MAX_CENTRAL_DIRECTORY_BYTES:
+        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: a {cd_size}-byte central directory, "
+                                               f"limit {limits.MAX_CENTRAL_DIRECTORY_BYTES}")
+    if cd_offset + cd_size != size - _EOCD.size:
+        raise Refused.one(codes.ARCHIVE_AMBIGUOUS,
+                          f"{label}: the central directory ({cd_size} bytes at {cd_offset}) "
+                          f"does not end where the end record starts ({size - _EOCD.size})")
+    return total, cd_size, cd_offset
+
+
+def _decode_name(raw: bytes, flags: int) -> str | None:
+    """The entry name from its raw bytes, or None when readers could disagree on it."""
+    if b"\0" in raw:
+        return None
+    try:
+        return raw.decode("utf-8" if flags & _UTF8 else "ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+def _central_directory(data: bytes, count: int, label: str,
+                       findings: Findings) -> list[ArchiveEntry]:
+    """Exactly `count` records filling `data`; every field judged from its bytes."""
+    entries: list[ArchiveEntry] = []
+    position = 0
+    for index in range(count):
+        where = f"{label}: central directory record {index}"
+        if position + _CENTRAL.size > len(data):
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: past the end of the directory "
+                                                  f"(the end record counts {count})")
+            return entries
+        (signature, _made_by, needed, flags, method, time, date, crc, csize, usize, name_len,
+         extra_len, comment_len, disk, _internal, external,
+         offset) = _CENTRAL.unpack_from(data, position)
+        if signature != _CENTRAL_SIGNATURE:
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: no record signature at offset "
+                                                  f"{position} of the directory")
+            return entries
+        start = position + _CENTRAL.size
+        raw = data[start:start + name_len]
+        extra = data[start + name_len:start + name_len + extra_len]
+        position = start + name_len + extra_len + comment_len
+        if position > len(data):
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: runs past the end of the directory")
+            return entries
+        name = _decode_name(raw, flags)
+        shown = raw[:80]
+        if name is None:
+            findings.add(codes.ARCHIVE_UNSAFE_NAME,
+                         f"{where}: name {shown!r} holds a NUL byte or bytes that are not "
+                         f"{'UTF-8' if flags & _UTF8 else 'ASCII (no UTF-8 flag)'}")
+            continue
+        where = f"{label}: entry {name!r}"
+        if name_len > limits.MAX_NAME_BYTES:
+            findings.add(codes.ARCHIVE_LIMIT, f"{where}: name longer than "
+                                              f"{limits.MAX_NAME_BYTES} bytes")
+            continue
+        problems = _record_problems(needed, flags, method, extra, comment_len=comment_len,
+                                    disk=disk)
+        if method == STORED and csize != usize:
+            problems.append(f"a stored entry of {usize} bytes with {csize} compressed bytes")
+        for problem in problems:
+            findings.add(codes.ARCHIVE_FORMAT, f"{where}: {problem}")
+        entries.append(ArchiveEntry(
+            name=name, raw_name=raw, size=usize, compressed_size=csize, method=method,
+            flags=flags, crc=crc, time=time, date=date, version_needed=needed,
+            mode=external >> 16, header_offset=offset))
+    if position != len(data):
+        findings.add(codes.ARCHIVE_AMBIGUOUS,
+                     f"{label}: the central directory holds {len(data) - position} bytes "
+                     f"beyond the {count} records its end record counts")
+    return entries
+
+
+def _record_problems(needed: int, flags: int, method: int, extra: bytes, *, comment_len: int,
+                     disk: int) -> list[str]:
+    problems = []
+    if flags & (_ENCRYPTED | _STRONG_ENCRYPTION):
+        problems.append("encrypted")
+    unknown = flags & ~(_ENCRYPTED | _STRONG_ENCRYPTION | _DESCRIPTOR | _UTF8 | _DEFLATE_OPTIONS)
+    if unknown:
+        problems.append(f"general-purpose flags {unknown:#06x} are not part of the format")
+    if method not in (STORED, DEFLATED):
+        problems.append(f"compression method {method} not supported (stored or deflate)")
+    elif method == STORED and flags & _DEFLATE_OPTIONS:
+        problems.append("deflate option flags on a stored entry")
+    if needed > _MAX_VERSION_NEEDED:
+        problems.append(f"needs zip version {needed / 10:.1f} (at most 2.0: stored or deflate)")
+    if extra:
+        ids = [int.from_bytes(extra[i:i + 2], "little") for i in range(0, len(extra) - 3, 4)]
+        if _ZIP64_EXTRA in ids:
+            problems.append("a ZIP64 extra field (bundle entries are below 2 GiB and never "
+                            "need one)")
+        else:
+            problems.append(f"an extra field ({len(extra)} bytes): the format has none")
+    if comment_len:
+        problems.append("an entry comment: the format has none")
+    if disk:
+        problems.append(f"starts on disk {disk} (multi-disk archives are refused)")
+    return problems
+
+
+def _local_headers(fd: int, central: list[ArchiveEntry], cd_offset: int, label: str,
+                   findings: Findings) -> list[ArchiveEntry]:
+    """Each local header (and data descriptor) agrees with its record; entries tile the file
+    from offset 0 to the central directory."""
+    located: list[ArchiveEntry] = []
+    position = 0
+    for entry in sorted(central, key=lambda e: e.header_offset):
+        where = f"{label}: entry {entry.name!r}"
+        if entry.header_offset != position:
+            what = "prepended data" if position == 0 else "a gap or overlap"
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: {what} at offset {position}")
+            return located
+        header = _pread(fd, _LOCAL.size + len(entry.raw_name), entry.header_offset)
+        if len(header) < _LOCAL.size:
+            findings.add(codes.ARCHIVE_FORMAT, f"{where}: truncated local header")
+            return located
+        (signature, needed, flags, method, time, date, crc, csize, usize, name_len,
+         extra_len) = _LOCAL.unpack_from(header)
+        if signature != _LOCAL_SIGNATURE:
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: no local header at its offset")
+            return located
+        data_offset = entry.header_offset + _LOCAL.size + name_len + extra_len
+        end = data_offset + entry.compressed_size
+        local = {"version needed": needed, "flags": flags, "method": method,
+                 "time": time, "date": date, "name length": name_len,
+                 "extra field length": extra_len}
+        central_values = {"version needed": entry.version_needed, "flags": entry.flags,
+                          "method": entry.method, "time": entry.time, "date": entry.date,
+                          "name length": len(entry.raw_name), "extra field length": 0}
+        sizes = {"CRC-32": crc, "compressed size": csize, "uncompressed size": usize}
+        expected_sizes = {"CRC-32": entry.crc, "compressed size": entry.compressed_size,
+                          "uncompressed size": entry.size}
+        disagreements = [f"{field} {local[field]} != {central_values[field]}"
+                         for field in local if local[field] != central_values[field]]
+        # with a data descriptor the local header may carry zeros instead of the values
+        if not (entry.flags & _DESCRIPTOR and not any(sizes.values())):
+            disagreements += [f"{field} {sizes[field]} != {expected_sizes[field]}"
+                              for field in sizes if sizes[field] != expected_sizes[field]]
+        if entry.flags & _DESCRIPTOR:
+            raw_descriptor, values = _data_descriptor(fd, end)
+            end += len(raw_descriptor)
+            described = dict(zip(expected_sizes, values, strict=True))
+            disagreements += [f"data descriptor {field} {described[field]} != "
+                              f"{expected_sizes[field]}" for field in described
+                              if described[field] != expected_sizes[field]]
+        if header[_LOCAL.size:_LOCAL.size + name_len] != entry.raw_name:
+            disagreements.append(f"local header names {header[_LOCAL.size:][:80]!r}")
+        if disagreements:
+            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: local header and central directory "
+                                                  f"disagree: {'; '.join(disagreements)}")
+            return located
+        located.append(_with_data_offset(entry, data_offset))
+        position = end
+    if position != cd_offset:
+        findings.add(codes.ARCHIVE_AMBIGUOUS, f"{label}: {cd_offset - position} bytes between "
+                                              "the last entry and the central directory")
+    return located
+
+
+def _data_descriptor(fd: int, offset: int) -> tuple[bytes, tuple[int, int, int]]:
+    """The data descriptor at `offset` (signature optional): (its bytes, crc/sizes)."""
+    raw = _pread(fd, 16, offset)
+    if raw[:4] == _DESCRIPTOR_SIGNATURE:
+        raw = raw[:16]
+        body = raw[4:]
     else:
-        findings.add(codes.ARCHIVE_UNSAFE_NAME, f"{where}: {problem}")
-    return True
+        raw = raw[:12]
+        body = raw
+    if len(body) < 12:
+        return raw, (-1, -1, -1)
+    values = struct.unpack("<III", body[:12])
+    return raw, (values[0], values[1], values[2])
 
 
-def _check_structure(archive: zipfile.ZipFile, path: Path, label: str,
-                     findings: Findings) -> None:
-    """Local headers agree with the central directory; nothing before, between or after."""
-    size = path.stat().st_size
-    with path.open("rb") as stream:
-        tail_start = max(0, size - (1 << 16) - 22)
-        stream.seek(tail_start)
-        tail = stream.read()
-        if tail.count(_EOCD_SIGNATURE) != 1:
-            findings.add(codes.ARCHIVE_AMBIGUOUS,
-                         f"{label}: {tail.count(_EOCD_SIGNATURE)} end-of-central-directory records")
-            return
-        eocd = tail.index(_EOCD_SIGNATURE)
-        comment_length = struct.unpack("<H", tail[eocd + 20:eocd + 22])[0]
-        if tail_start + eocd + 22 + comment_length != size:
-            findings.add(codes.ARCHIVE_AMBIGUOUS, f"{label}: data after the end record")
-            return
-        position = 0
-        for info in sorted(archive.infolist(), key=lambda i: i.header_offset):
-            where = f"{label}: entry {info.filename!r}"
-            if info.header_offset != position:
-                what = "prepended data" if position == 0 else "a gap or overlap"
-                findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: {what} at offset {position}")
-                return
-            stream.seek(info.header_offset)
-            header = stream.read(_LOCAL_HEADER.size)
-            if len(header) != _LOCAL_HEADER.size:
-                findings.add(codes.ARCHIVE_FORMAT, f"{where}: truncated local header")
-                return
-            fields = _LOCAL_HEADER.unpack(header)
-            if fields[0] != _LOCAL_SIGNATURE:
-                findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: no local header at its offset")
-                return
-            name_length, extra_length = fields[9], fields[10]
-            raw_name = stream.read(name_length)
-            expected = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
-            if raw_name != expected:
-                findings.add(codes.ARCHIVE_AMBIGUOUS,
-                             f"{where}: local header names {raw_name[:80]!r}")
-                return
-            position = (info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
-                        + info.compress_size)
-            if info.flag_bits & 0x08:
-                stream.seek(position)
-                descriptor = stream.read(4)
-                position += 16 if descriptor == b"PK\x07\x08" else 12
-        if position != archive.start_dir:
-            findings.add(codes.ARCHIVE_AMBIGUOUS,
-                         f"{label}: {archive.start_dir - position} bytes between the last "
-                         "entry and the central directory")
+def _with_data_offset(entry: ArchiveEntry, data_offset: int) -> ArchiveEntry:
+    return ArchiveEntry(
+        name=entry.name, raw_name=entry.raw_name, size=entry.size,
+        compressed_size=entry.compressed_size, method=entry.method, flags=entry.flags,
+        crc=entry.crc, time=entry.time, date=entry.date, version_needed=entry.version_needed,
+        mode=entry.mode, header_offset=entry.header_offset, data_offset=data_offset)
 
 
-class LimitedEntry:
-    """Streams one entry, refusing more bytes than its declared size."""
-
-    def __init__(self, archive: zipfile.ZipFile, entry: ArchiveEntry, label: str) -> None:
-        self._label = f"{label}: entry {entry.name!r}"
-        try:
-            self._stream: BinaryIO = archive.open(entry.info)  # type: ignore[assignment]
-        except _STREAM_ERRORS as exc:
-            raise Refused.one(codes.ARCHIVE_FORMAT, f"{self._label}: {exc}") from None
-        self._left = entry.size
-
-    def read(self, size: int = CHUNK) -> bytes:
-        try:
-            chunk = self._stream.read(size if size >= 0 else CHUNK)
-        except _STREAM_ERRORS as exc:
-            raise Refused.one(codes.ARCHIVE_FORMAT, f"{self._label}: {exc}") from None
-        self._left -= len(chunk)
-        if self._left < 0:
-            raise Refused.one(codes.ARCHIVE_LIMIT, f"{self._label}: more bytes than declared")
-        return chunk
-
-    def close(self) -> None:
-        self._stream.close()
-
-    def __enter__(self) -> LimitedEntry:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -8,6 +8,7 @@ pinned (`verify.trust`), nothing is fetched.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
 
 def audit_path(path: Path, options: AuditOptions) -> VerifyReport:
     """Verify a bundle directory or archive, then its signature and the policy."""
-    report = verify_path(path)
+    report = verify_path(path, qa_patterns=options.policy.qa_patterns
+                         if options.policy is not None else (),
+                         archive_digest=options.verifier is not None)
     if options.verifier is not None:
         report.notes.append(f"trust root: {options.verifier.trust.description}")
     signature = _signature(path, report, options)
@@ -70,7 +73,8 @@ def audit_path(path: Path, options: AuditOptions) -> VerifyReport:
             signature_present=signature is not None and any(
                 c.name == "signature.present" and c.status == "pass" for c in signature.checks),
             signature_verified=signature is not None and signature.verified,
-            certified=signature.certified if signature is not None else None)
+            certified=signature.certified if signature is not None else None,
+            advertised_source=report.advertised_source)
         report.checks.extend(options.policy.checks(subject))
     return report
 
@@ -93,12 +97,14 @@ def _signature(path: Path, report: VerifyReport,
         else:
             report.skipped("signature.present", why)
         return None
-    result = verify_file(path, verifier, required=options.require_signature)
+    result = verify_file(path, verifier, required=options.require_signature,
+                         digest=report.archive_digest)
     report.checks.extend(result.checks)
     statement_signature = provenance_signature_path(path)
     manifest = report.manifest
     asset = manifest.asset("provenance") if manifest is not None else None
-    if statement_signature.is_file() and asset is not None and asset.file.path in report.digests:
+    if os.path.lexists(statement_signature) and asset is not None \
+            and asset.file.path in report.digests:
         report.checks.append(verify_statement(
             statement_signature, report.digests[asset.file.path].sha256, verifier))
     return result

@@ -8,28 +8,19 @@ patterns, never remove one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
-from horon_bundle.core.hashing import Digest, hash_bytes
-from horon_bundle.core.strictjson import canonical_bytes
-from horon_bundle.model.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD, Advertised
+from horon_bundle.core.hashing import Digest
+from horon_bundle.model.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts, Provenance
+from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, effective_patterns
 from horon_bundle.model.record import parse_record
 from horon_bundle.rules.binding import binding_findings
-from horon_bundle.rules.release import advertised_findings, graph_findings, plugin_features
+from horon_bundle.rules.release import graph_findings, plugin_features, recorded_qa_findings
 from horon_bundle.verify.report import VerifyReport
-
-
-@dataclass(frozen=True, slots=True)
-class SectionState:
-    """What the library's static section said: metadata, absent (None), or refused."""
-
-    advertised: Advertised | None
-    findings: tuple[Finding, ...] = ()
-    read: bool = True
 
 
 def check_binding(manifest: Manifest, provenance: Provenance, digests: dict[str, Digest],
@@ -85,7 +76,11 @@ def check_evidence(manifest: Manifest, facts: BuildFacts, digests: dict[str, Dig
     report.judged("evidence", findings, note=facts.evidence)
 
 
-def check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport) -> None:
+def check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport, *,
+                qa_patterns: Sequence[str] = ()) -> None:
+    """Re-judge the recorded graph with the verifier's own patterns: the built-in ones, the
+    ones the bundle recorded and `qa_patterns` (the auditor's policy); a bundle can add
+    patterns, never remove one. The QA judgement the bundle recorded is recomputed too."""
     graph = facts.graph
     if graph is None:
         if manifest.channel == "release":
@@ -95,12 +90,17 @@ def check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport) -> 
             report.skipped("graph.present", "qa bundle without a recorded graph")
         return
     report.judged("graph.present", [])
+    patterns = effective_patterns(facts.qa_patterns, qa_patterns)
     providers, findings = graph_findings(graph, claim=facts.claim, channel=manifest.channel,
-                                         patterns=facts.qa_patterns)
+                                         patterns=patterns)
     qa_findings = [f for f in findings if f.code is codes.GRAPH_QA_PROVIDER]
     drift = [f for f in findings if f.code is not codes.GRAPH_QA_PROVIDER]
-    if manifest.channel == "release":
-        report.judged("graph.qa-free", qa_findings)
+    qa_findings += recorded_qa_findings(graph, facts)
+    added = len(patterns) - len(BUILTIN_QA_PATTERNS)
+    note = f"{len(patterns)} patterns: {len(BUILTIN_QA_PATTERNS)} built-in, {added} added " \
+           f"by the bundle{' and the policy' if qa_patterns else ''}"
+    if manifest.channel == "release" or qa_findings:
+        report.judged("graph.qa-free", qa_findings, note=note)
     else:
         report.skipped("graph.qa-free", f"qa bundle with {len(providers)} QA provider(s)")
     if plugin_features(graph) != tuple(manifest.features):
@@ -111,57 +111,11 @@ def check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport) -> 
     report.judged("features.compiled", drift)
 
 
-def check_advertised(manifest: Manifest, facts: BuildFacts | None, section: SectionState,
-                      report: VerifyReport) -> None:
-    """Claimed = advertised, from the library's static section (any target, nothing loaded)
-    and from the advertised metadata recorded at build time; without a section, the recorded
-    metadata alone, and the check's note says so."""
-    recorded = facts.advertised if facts is not None else None
-    if section.findings:
-        report.judged("features.advertised", list(section.findings),
-                     note="the library's .horon_abi section")
-        return
-    if not section.read:
-        report.skipped("features.advertised", "the library is missing")
-        return
-    observed = ", ".join(recorded.observed_by) if recorded is not None else ""
-    sources: list[tuple[Advertised, str]] = []
-    if section.advertised is not None:
-        sources.append((section.advertised, f"{manifest.library.path}'s .horon_abi section"))
-        note = "read from the library's .horon_abi section"
-    elif recorded is not None:
-        note = ("no .horon_abi section: using the advertised metadata recorded at build time ("
-                f"{observed})")
-    else:
-        report.skipped("features.advertised", "no .horon_abi section and no advertised metadata "
-                                           "recorded at build time")
-        return
-    if recorded is not None:
-        sources.append((recorded, f"the advertised metadata recorded in provenance.json "
-                                  f"({observed})"))
-    findings: list[Finding] = []
-    for advertised, who in sources:
-        findings += advertised_findings(advertised, features=manifest.features,
-                                        plugin_id=manifest.id, who=who)
-        if advertised.abi_minor != manifest.abi_minor:
-            findings.append(Finding(codes.ABI_METADATA,
-                                    f"{who} advertises ABI minor {advertised.abi_minor}, "
-                                    f"plugin.json says {manifest.abi_minor}"))
-    if section.advertised is not None and recorded is not None:
-        if section.advertised.same_metadata(recorded):
-            note += f"; agrees with the metadata recorded at build time ({observed})"
-        else:
-            findings.append(Finding(
-                codes.ABI_SECTION_MISMATCH,
-                f"{manifest.library.path}: the .horon_abi section says "
-                f"{section.advertised.summary()}; provenance.json recorded "
-                f"{recorded.summary()} ({observed}) at build time"))
-    report.judged("features.advertised", findings, note=note)
-
-
 def record_findings_for_bundle(facts: BuildFacts, manifest: Manifest,
                                library: Digest | None) -> list[Finding]:
-    """verify: the record embedded in provenance must bind the bundle's library."""
+    """verify: the record embedded in provenance must bind the bundle's library, and what the
+    provenance says about that build must be what the record says (the graph the bundle is
+    judged by is the record's graph, the advertised metadata and source are the record's)."""
     try:
         record = parse_record(facts.record, "provenance.json artifact record")
     except Refused as exc:
@@ -172,9 +126,28 @@ def record_findings_for_bundle(facts: BuildFacts, manifest: Manifest,
                                      library_name=manifest.library.path.rsplit("/", 1)[-1],
                                      target=manifest.target, profile=manifest.profile,
                                      claim=tuple(facts.claim), plugin_id=manifest.id)
-    if facts.record_sha256 is not None and \
-            hash_bytes(canonical_bytes(facts.record)).sha256 != facts.record_sha256:
-        findings.append(Finding(codes.EVIDENCE_RECORD,
-                                "provenance.json: the embedded artifact record does not match "
-                                "its recorded digest"))
+    invocation = record.invocation
+    pairs: list[tuple[str, object, object]] = [
+        ("package", record.package, facts.package),
+        ("version", record.version, facts.version),
+        ("source revision", invocation.source_revision, facts.source_revision),
+        ("source dirty flag", invocation.source_dirty, facts.source_dirty),
+        ("Cargo.lock sha256", invocation.cargo_lock_sha256, facts.cargo_lock_sha256),
+    ]
+    for what, recorded, stated in pairs:
+        if recorded != stated:
+            findings.append(Finding(codes.EVIDENCE_MISMATCH,
+                                    f"provenance.json: {what} {stated!r}, its artifact record "
+                                    f"says {recorded!r}"))
+    if facts.graph is None or facts.graph.to_json() != record.graph.to_json():
+        findings.append(Finding(codes.EVIDENCE_MISMATCH,
+                                "provenance.json: the recorded graph is not the graph of its "
+                                "artifact record (the bundle is judged by the graph the library "
+                                "was built with)"))
+    if record.advertised is not None and (
+            facts.advertised is None or not facts.advertised.same_metadata(record.advertised)):
+        stated = facts.advertised.summary() if facts.advertised is not None else "nothing"
+        findings.append(Finding(codes.EVIDENCE_MISMATCH,
+                                f"provenance.json: advertised metadata {stated}, its artifact "
+                                f"record says {record.advertised.summary()}"))
     return findings

@@ -2,11 +2,14 @@
 
 Each file is hashed once (metadata files from the bytes already read, everything else by
 streaming); findings are collected, not stopped at the first; nothing is extracted or
-written. Checks that need what an earlier check refused are reported as skipped.
+written. Only files plugin.json declares are read at all: an undeclared file is refused from
+its name alone, never inflated or hashed. Checks that need what an earlier check refused are
+reported as skipped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from horon_bundle.abi.section import StreamWindows, WindowedAccess, read_section
@@ -25,23 +28,24 @@ from horon_bundle.model.provenance import (
     MAX_PROVENANCE_BYTES,
     parse_provenance,
 )
-from horon_bundle.verify.claims import (
-    SectionState,
-    check_advertised,
-    check_binding,
-    check_evidence,
-    check_graph,
-)
+from horon_bundle.verify.advertised import SectionState, check_advertised
+from horon_bundle.verify.claims import check_binding, check_evidence, check_graph
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import BundleSource, open_bundle
+from horon_bundle.verify.source import ArchiveSource, BundleSource, open_bundle
 
 
 def _refusal_findings(exc: Refused) -> list[Finding]:
     return list(exc.findings)
 
 
-def verify_path(path: Path) -> VerifyReport:
-    """Verify a bundle directory or .zip archive; the report lists every check's result."""
+def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
+                archive_digest: bool = False) -> VerifyReport:
+    """Verify a bundle directory or .zip archive; the report lists every check's result.
+
+    `qa_patterns` are the auditor's own QA patterns (a policy's `qa-patterns`), applied on top
+    of the built-in ones and those the bundle records. `archive_digest` also hashes the
+    archive file through the descriptor that was verified (`report.archive_digest`), so a
+    signature is checked over exactly the bytes judged."""
     report = VerifyReport(path=str(path))
     try:
         source = open_bundle(path)
@@ -51,11 +55,14 @@ def verify_path(path: Path) -> VerifyReport:
     with source:
         if path.is_file():
             report.judged("archive", [])
-        verify_source(source, report)
+        verify_source(source, report, qa_patterns=qa_patterns)
+        if archive_digest and isinstance(source, ArchiveSource):
+            report.archive_digest = source.archive_digest()
     return report
 
 
-def verify_source(source: BundleSource, report: VerifyReport) -> None:
+def verify_source(source: BundleSource, report: VerifyReport, *,
+                  qa_patterns: Sequence[str] = ()) -> None:
     report.judged("layout.file-types", source.layout_findings)
     metadata: dict[str, bytes] = {}
     missing = Findings()
@@ -102,10 +109,11 @@ def verify_source(source: BundleSource, report: VerifyReport) -> None:
                 report.judged("provenance.read", _refusal_findings(exc))
     library_path = manifest.library.path if manifest is not None else None
     windows = StreamWindows()
+    wanted = set(metadata) | (set(manifest.declared_files()) if manifest is not None else set())
     try:
-        digests = _hash_all(source, {**metadata, **({provenance_path: provenance_bytes}
-                                                    if provenance_path and provenance_bytes
-                                                    else {})},
+        digests = _hash_all(source, wanted & set(source.files),
+                            {**metadata, **({provenance_path: provenance_bytes}
+                                            if provenance_path and provenance_bytes else {})},
                             watch=(library_path, windows))
     except Refused as exc:  # an archive entry failing its CRC or size check while streaming
         report.judged("integrity.read", _refusal_findings(exc))
@@ -134,16 +142,16 @@ def verify_source(source: BundleSource, report: VerifyReport) -> None:
     report.provenance = provenance
     check_binding(manifest, provenance, digests, report)
     check_evidence(manifest, provenance.facts, digests, report)
-    check_graph(manifest, provenance.facts, report)
+    check_graph(manifest, provenance.facts, report, qa_patterns=qa_patterns)
     check_advertised(manifest, provenance.facts, section, report)
 
 
-def _hash_all(source: BundleSource, already_read: dict[str, bytes],
+def _hash_all(source: BundleSource, wanted: set[str], already_read: dict[str, bytes],
               watch: tuple[str | None, StreamWindows]) -> dict[str, Digest]:
-    """Hash every file once; the watched one (the library) also fills its windows."""
+    """Hash every wanted file once; the watched one (the library) also fills its windows."""
     digests = {}
     watched, windows = watch
-    for path in sorted(source.files):
+    for path in sorted(wanted):
         if path in already_read:
             digests[path] = hash_bytes(already_read[path])
             continue
@@ -213,7 +221,7 @@ def _check_files(source: BundleSource, manifest: Manifest, listed: dict[str, str
         sums.add(codes.CHECKSUM_UNLISTED, f"{label}: {path!r} is not listed in SHA256SUMS")
     for path in sorted(set(listed) - present):
         sums.add(codes.CHECKSUM_MISSING, f"{label}: SHA256SUMS lists {path!r}, not present")
-    for path in sorted(set(listed) & present):
+    for path in sorted(set(listed) & set(digests)):
         if digests[path].sha256 != listed[path]:
             sums.add(codes.CHECKSUM_MISMATCH, f"{label}: {path!r} sha256 {digests[path].sha256} "
                                               f"!= SHA256SUMS {listed[path]}")

@@ -20,6 +20,10 @@ class VerifyReport(CheckList):
     provenance: Provenance | None = None
     digests: dict[str, Digest] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # where features.advertised took the advertised metadata from: "section" (recomputed from
+    # the library), "recorded-only" (the build's claim alone), or None (not judged)
+    advertised_source: str | None = None
+    archive_digest: Digest | None = None  # of the archive file, when asked for (signatures)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -27,6 +31,7 @@ class VerifyReport(CheckList):
             "bundle": None if self.manifest is None else {
                 "id": self.manifest.id, "version": self.manifest.version,
                 "target": self.manifest.target, "channel": self.manifest.channel},
+            "advertised_source": self.advertised_source,
             "checks": [c.to_json() for c in self.checks],
             "notes": list(self.notes),
         }

@@ -12,6 +12,7 @@ is also broken; that run only ever adds a refusal, it never accepts anything.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX, beside
@@ -77,10 +79,8 @@ def load_bundle(path: Path) -> Bundle:
     from sigstore.errors import Error as SigstoreError  # noqa: PLC0415 - heavy
     from sigstore.models import Bundle  # noqa: PLC0415 - heavy
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.SIGNATURE_INVALID, f"{path.name}: {exc.strerror}") from None
+    data = read_input(path, limit=MAX_SIGNATURE_BYTES, what="signature")
+    assert data is not None
     read_json(data, source=path.name, max_bytes=MAX_SIGNATURE_BYTES, max_depth=32)
     try:
         return Bundle.from_json(data)
@@ -90,10 +90,11 @@ def load_bundle(path: Path) -> Bundle:
 
 
 def verify_file(artifact: Path, verifier: SignatureVerifier, *, required: bool,
-                signature: Path | None = None) -> SignatureResult:
-    """Check `artifact` against `signature` (default `<artifact>.sigstore.json`)."""
+                signature: Path | None = None, digest: Digest | None = None) -> SignatureResult:
+    """Check `artifact` against `signature` (default `<artifact>.sigstore.json`); `digest` is
+    the artifact's, when the caller already hashed the bytes it judged (else it is hashed)."""
     signature = signature or signature_path(artifact)
-    if not signature.is_file():
+    if not os.path.lexists(signature):  # anything there is read (and refused unless regular)
         if required:
             return SignatureResult([_check("signature.present", _finding(
                 codes.SIGNATURE_MISSING, f"{signature.name}: no signature next to "
@@ -109,7 +110,8 @@ def verify_file(artifact: Path, verifier: SignatureVerifier, *, required: bool,
         return SignatureResult(checks + _skipped_identity("the signature is malformed"),
                                verified=False)
     try:
-        digest = hash_file(artifact)
+        if digest is None:
+            digest = hash_file(artifact, what="archive", follow_symlinks=False)
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{artifact}: {exc.strerror}") from None
     outcome = _verify_artifact(bundle, digest, verifier)

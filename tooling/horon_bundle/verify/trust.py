@@ -19,6 +19,7 @@ from urllib.parse import quote
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_bytes
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
 
 if TYPE_CHECKING:
@@ -70,21 +71,19 @@ def load_trust(choice: TrustChoice) -> LoadedTrust:
     from sigstore.errors import Error as SigstoreError  # noqa: PLC0415 - heavy
     from sigstore.models import TrustedRoot  # noqa: PLC0415 - heavy
     from sigstore.verify import Verifier  # noqa: PLC0415 - heavy
+    from sigstore_models.trustroot import v1 as trustroot_v1  # noqa: PLC0415 - heavy
 
     if choice.kind == PINNED:
         assert choice.path is not None
         path = choice.path
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise Refused.one(codes.INPUT_UNREADABLE,
-                              f"--trust-root {path}: {exc.strerror}") from None
+        data = read_input(path, limit=MAX_TRUST_ROOT_BYTES, what="--trust-root")
+        assert data is not None
         read_json(data, source=str(path), max_bytes=MAX_TRUST_ROOT_BYTES, max_depth=16)
     else:
         url = PRODUCTION_TUF_URL if choice.kind == PRODUCTION else STAGING_TUF_URL
         data, path = _shipped_root(url)
-    try:
-        root: TrustedRoot = TrustedRoot.from_file(str(path))
+    try:  # from the bytes read and judged above: the file is never read a second time
+        root: TrustedRoot = TrustedRoot(trustroot_v1.TrustedRoot.from_json(data))
         root.get_fulcio_certs()
         verifier = Verifier(trusted_root=root)
     except (SigstoreError, ValueError, TypeError, KeyError) as exc:
