@@ -10,7 +10,8 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.model.signer import signer_identity
-from horon_bundle.rules.policy import SignatureRequired, SignedBy, Subject, parse_policy
+from horon_bundle.rules.policy import parse_policy
+from horon_bundle.rules.policy_requirements import SignatureRequired, SignedBy, Subject
 from horon_bundle.verify.audit import AuditOptions, audit_options, audit_path
 from horon_bundle.verify.judge import verify_path
 from horon_bundle.verify.report import VerifyReport

@@ -20,7 +20,7 @@ import pytest
 from sigstore.models import Bundle
 
 from horon_bundle.model.signer import CertifiedSource
-from horon_bundle.rules.policy import SourceRepositoryIs, Subject
+from horon_bundle.rules.policy_requirements import SourceRepositoryIs, Subject
 from horon_bundle.verify.judge import verify_path
 from tests.bundle_edit import byproduct_of, internal
 from tests.conftest import BuiltExample

@@ -271,4 +271,4 @@ def test_absurd_timeouts_are_usage_errors(example_release: BuiltExample, value: 
     result = cli("doctor", example_release.bundle, "--timeout", value)
     assert result.status == 2, result.stderr
     assert "Traceback" not in result.stderr
-    assert "usage error" in result.stderr
+    assert "ERROR usage.invalid" in result.stderr and "--timeout" in result.stderr

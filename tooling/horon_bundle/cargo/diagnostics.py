@@ -16,7 +16,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.process import FailureExplainer, command_line, error_lines
 
-_LOCATION = re.compile(r"^\s*-->\s*(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$")
+_LOCATION = re.compile(r"\s*-->\s*(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*")
 _MANIFEST_AT = re.compile(r"(?:manifest|lock file) at `(?P<file>[^`]+)`")
 _MAX_DIAGNOSTICS = 5
 
@@ -65,7 +65,7 @@ def cargo_hint(lines: Iterable[str], argv: Sequence[str]) -> str:
 
 def _location(lines: Sequence[str], cwd: Path) -> tuple[str | None, int | None]:
     for line in lines:
-        match = _LOCATION.match(line)
+        match = _LOCATION.fullmatch(line)
         if match:
             return str(cwd / match["file"]), int(match["line"])
     for line in lines:

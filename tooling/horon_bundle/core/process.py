@@ -61,7 +61,8 @@ def error_lines(stderr: str) -> list[str]:
     else:
         chosen = []
         for line in lines[start:]:
-            if _PROGRESS.match(line) or (not line.strip() and (not chosen or not chosen[-1])):
+            progress = _PROGRESS.match(line)  # prefix match: a progress line, by its start
+            if progress or (not line.strip() and (not chosen or not chosen[-1])):
                 continue
             chosen.append(line)
     while chosen and not chosen[-1].strip():

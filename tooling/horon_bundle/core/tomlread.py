@@ -34,7 +34,7 @@ _TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\''
 
 
 _AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
 _PATH_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 
@@ -71,7 +71,7 @@ def key_line(text: str, where: str) -> int | None:
             best = (length, line)
 
     for number, raw in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(raw)
+        header = _HEADER.fullmatch(raw)
         if header:
             names = _dotted(header.group(2))
             if header.group(1) == "[[":
@@ -83,7 +83,7 @@ def key_line(text: str, where: str) -> int | None:
                 table = [*_parent(table, names), names[-1]]
             consider(table, number)
             continue
-        key = _KEY.match(raw)
+        key = _KEY.match(raw)  # prefix match: `key =`, whatever the value
         if key:
             consider([*table, *_dotted(key.group(1))], number)
     return best[1] if best is not None else None

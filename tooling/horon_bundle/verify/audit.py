@@ -15,8 +15,9 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.model.signer import SignerIdentity
-from horon_bundle.rules.policy import Policy, Subject
-from horon_bundle.verify.judge import verify_path
+from horon_bundle.rules.policy import Policy
+from horon_bundle.rules.policy_requirements import Subject
+from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
     SignatureResult,
@@ -26,6 +27,7 @@ from horon_bundle.verify.signature import (
     verify_file,
     verify_statement,
 )
+from horon_bundle.verify.source import BundleSource
 from horon_bundle.verify.trust import PRODUCTION, TrustChoice, load_trust
 
 
@@ -58,11 +60,19 @@ def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
     return AuditOptions(verifier=verifier, require_signature=required, policy=policy)
 
 
-def audit_path(path: Path, options: AuditOptions) -> VerifyReport:
-    """Verify a bundle directory or archive, then its signature and the policy."""
-    report = verify_path(path, qa_patterns=options.policy.qa_patterns
-                         if options.policy is not None else (),
-                         archive_digest=options.verifier is not None)
+def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None = None,
+               report: VerifyReport | None = None) -> VerifyReport:
+    """Verify a bundle directory or archive, then its signature and the policy.
+
+    With `opened` (the bundle already opened once, by a caller that had to look inside to
+    route it), those same files are judged into `report`, with no second walk."""
+    patterns = options.policy.qa_patterns if options.policy is not None else ()
+    wants_digest = options.verifier is not None
+    if opened is None:
+        report = verify_path(path, qa_patterns=patterns, archive_digest=wants_digest)
+    else:
+        report = verify_opened(path, opened, report or VerifyReport(path=str(path)),
+                               qa_patterns=patterns, archive_digest=wants_digest)
     if options.verifier is not None:
         report.notes.append(f"trust root: {options.verifier.trust.description}")
     signature = _signature(path, report, options)

@@ -53,11 +53,19 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
         report.judged("archive", _refusal_findings(exc))
         return report
     with source:
-        if path.is_file():
-            report.judged("archive", [])
-        verify_source(source, report, qa_patterns=qa_patterns)
-        if archive_digest and isinstance(source, ArchiveSource):
-            report.archive_digest = source.archive_digest()
+        return verify_opened(path, source, report, qa_patterns=qa_patterns,
+                             archive_digest=archive_digest)
+
+
+def verify_opened(path: Path, source: BundleSource, report: VerifyReport, *,
+                  qa_patterns: Sequence[str] = (), archive_digest: bool = False) -> VerifyReport:
+    """`verify_path` on a bundle already opened (and walked, or validated) once: the caller
+    that opened it to decide what it is judges those same files, never a second walk."""
+    if isinstance(source, ArchiveSource):
+        report.judged("archive", [])
+    verify_source(source, report, qa_patterns=qa_patterns)
+    if archive_digest and isinstance(source, ArchiveSource):
+        report.archive_digest = source.archive_digest()
     return report
 
 

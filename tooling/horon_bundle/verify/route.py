@@ -58,10 +58,9 @@ def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> Ve
         return report
     with source:
         if not is_harness(source.files):
-            source.close()
-            native = audit_path(target, options)
-            native.checks[:0] = report.checks
-            return native
+            native = VerifyReport(path=str(path))
+            native.checks.extend(report.checks)
+            return audit_path(target, options, opened=source, report=native)
         if target.is_file():
             report.judged("archive", [])
         if ref is None and target.is_file():

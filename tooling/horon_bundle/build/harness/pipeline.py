@@ -17,8 +17,9 @@ from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuild
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.files import write_atomic, write_failed
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.reporter import Reporter, SilentReporter
-from horon_bundle.model.harness.layout import MARKETPLACE_PATH, manifest_paths
+from horon_bundle.model.harness.layout import MARKETPLACE_PATH, MAX_JSON_BYTES, manifest_paths
 from horon_bundle.model.harness.marketplace import index_bytes, parse_marketplace
 
 INDEX_SUFFIX = ".index.json"
@@ -68,11 +69,9 @@ def _plan_all(root: Path, request: HarnessBuildRequest, reporter: Reporter,
         reporter.step(f"reading the harness plugin at {root.name}")
         item = plan(root, request)
         return [item], [], list(item.warnings), None
-    try:
-        data = marketplace_file.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE,
-                          f"{marketplace_file}: {exc.strerror or exc}") from None
+    data = read_input(marketplace_file, limit=MAX_JSON_BYTES, what="marketplace",
+                      follow_symlinks=False)
+    assert data is not None
     market = parse_marketplace(data, source=MARKETPLACE_PATH)
     reporter.step(f"reading marketplace {market.name}: {len(market.plugins)} plugin(s)")
     planned: list[PlannedPlugin] = []

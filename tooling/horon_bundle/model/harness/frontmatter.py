@@ -47,7 +47,7 @@ def split(text: str) -> str | None:
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     if not text.startswith("---\n") and text.rstrip("\n") != "---":
         return None
-    end = re.search(r"^(?:---|\.\.\.)[ \t]*$", text[4:], re.MULTILINE)
+    end = re.search(r"^(?:---|\.\.\.)[ \t]*(?=\n|\Z)", text[4:], re.MULTILINE)
     if end is None:
         return None
     return text[4:4 + end.start()]

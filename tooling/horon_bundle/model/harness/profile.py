@@ -16,6 +16,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value
+from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
 
 PROFILE_FORMAT = "horon.host-profile.v1"
@@ -135,12 +136,8 @@ def resolve_profile(value: str) -> HostProfile:
     """`--host` NAME (the latest shipped version), NAME@VERSION, or a profile file."""
     if is_profile_path(value):
         path = Path(value)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise Refused.one(codes.PROFILE_UNKNOWN,
-                              f"--host {value}: cannot read the profile file "
-                              f"({exc.strerror or exc})") from None
+        data = read_input(path, limit=MAX_PROFILE_BYTES, what="--host profile")
+        assert data is not None
         return parse_profile(data, source=str(path), origin=str(path))
     name, _, version = value.partition("@")
     candidates = [p for p in shipped_profiles() if p.host == name]

@@ -34,7 +34,7 @@ def parse_ref(data: bytes, *, source: str) -> BundleRef:
     name, digest = document["name"], document["sha256"]
     if not isinstance(name, str) or name_problem(name):
         raise Refused.one(codes.REF_INVALID, f"{source}: name {name!r} is not a bundle name")
-    if not isinstance(digest, str) or not SHA256_HEX.match(digest):
+    if not isinstance(digest, str) or not SHA256_HEX.fullmatch(digest):
         raise Refused.one(codes.REF_INVALID,
                           f"{source}: sha256 {digest!r} is not 64 lowercase hex digits")
     return BundleRef(name=name, sha256=digest)

@@ -94,7 +94,7 @@ def parse_harness_statement(data: bytes, *, source: str = "provenance.json") -> 
         digest = dict(reader.take(obj, "digest", dict, where) or {})
         reader.finish(obj, where)
         sha = digest.pop("sha256", None)
-        if digest or not isinstance(sha, str) or not SHA256_HEX.match(sha) or name is None:
+        if digest or not isinstance(sha, str) or not SHA256_HEX.fullmatch(sha) or name is None:
             reader.report(code, where, "subjects are bound by one sha256 only")
         elif name in subjects:
             reader.report(code, where, f"{name!r} listed twice")

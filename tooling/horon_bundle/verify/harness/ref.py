@@ -7,18 +7,13 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_file
+from horon_bundle.core.inputs import read_input
 from horon_bundle.model.harness.ref import MAX_REF_BYTES, BundleRef, parse_ref
 
 
 def read_ref(path: Path) -> BundleRef:
-    try:
-        size = path.stat().st_size
-        if size > MAX_REF_BYTES:
-            raise Refused.one(codes.REF_INVALID, f"{path.name}: {size} bytes, limit "
-                                                 f"{MAX_REF_BYTES}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror or exc}") from None
+    data = read_input(path, limit=MAX_REF_BYTES, what="ref")
+    assert data is not None  # not missing_ok: an absent ref is input.unreadable
     return parse_ref(data, source=path.name)
 
 
