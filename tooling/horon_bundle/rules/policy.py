@@ -5,6 +5,10 @@ refused rather than accepted as "anything goes". Every key present becomes one r
 and one named check `policy.<key>` in the verify report: met (pass), unmet (`policy.unmet`,
 the message names the key), or skipped when the bundle itself was refused before the fact
 could be read. docs/auditing.md lists the keys.
+
+A harness bundle is judged on the facts it has (its provenance's builder id, source revision
+and dirty flag; its signature); a key it cannot have (channel, ABI, evidence, a feature graph)
+is unmet, never skipped: a policy asking for a fact the bundle cannot prove is not satisfied.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from horon_bundle.core.fields import FieldReader, describe_value
 from horon_bundle.core.tomlread import read_toml
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
 from horon_bundle.model.evidence import EVIDENCE_KINDS
+from horon_bundle.model.harness.statement import HarnessFacts
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.model.signer import CertifiedSource, SignerIdentity, signer_identity
@@ -28,6 +33,7 @@ from horon_bundle.rules.release import graph_findings
 
 POLICY_SCHEMA = 1
 MAX_POLICY_BYTES = 1 << 20
+NATIVE, HARNESS = "native", "harness"
 _GITHUB_WORKFLOW = re.compile(r"^(?P<repository>https://[^@]+?)/\.github/workflows/"
                               r"(?P<workflow>[^@]+)@(?P<ref>.+)$")
 
@@ -37,10 +43,18 @@ class Subject:
     """What the policy judges: the verified bundle's facts and its signature's outcome."""
 
     manifest: Manifest | None
-    facts: BuildFacts | None
+    facts: BuildFacts | HarnessFacts | None
     signature_present: bool
     signature_verified: bool
     certified: CertifiedSource | None
+    kind: str = NATIVE  # or HARNESS
+
+
+def _not_native(subject: Subject, what: str) -> Judgement | None:
+    """Unmet for a harness bundle, which has no `what` to judge."""
+    if subject.kind == HARNESS:
+        return unmet(f"a harness bundle has no {what}")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +104,8 @@ class ChannelIs(Requirement):
     key = "channel"
 
     def judge(self, subject: Subject) -> Judgement:
+        if (harness := _not_native(subject, "channel")) is not None:
+            return harness
         if subject.manifest is None:
             return cannot_judge("plugin.json was refused")
         if subject.manifest.channel != self.channel:
@@ -176,7 +192,9 @@ class QaFree(Requirement):
     key = "qa-free"
 
     def judge(self, subject: Subject) -> Judgement:
-        if subject.facts is None:
+        if (harness := _not_native(subject, "resolved feature graph")) is not None:
+            return harness
+        if not isinstance(subject.facts, BuildFacts):
             return cannot_judge("no readable provenance")
         graph = subject.facts.graph
         if graph is None:
@@ -215,7 +233,9 @@ class EvidenceIs(Requirement):
     key = "evidence"
 
     def judge(self, subject: Subject) -> Judgement:
-        if subject.facts is None:
+        if (harness := _not_native(subject, "evidence")) is not None:
+            return harness
+        if not isinstance(subject.facts, BuildFacts):
             return cannot_judge("no readable provenance")
         if subject.facts.evidence != self.evidence:
             return unmet(f"evidence is {subject.facts.evidence!r}, required {self.evidence!r}")
@@ -228,6 +248,8 @@ class MinAbiMinor(Requirement):
     key = "min-abi-minor"
 
     def judge(self, subject: Subject) -> Judgement:
+        if (harness := _not_native(subject, "ABI")) is not None:
+            return harness
         if subject.manifest is None:
             return cannot_judge("plugin.json was refused")
         minor = subject.manifest.abi_minor

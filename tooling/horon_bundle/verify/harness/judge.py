@@ -179,6 +179,7 @@ def _check_provenance(source: BundleSource, view: PluginView, digests: dict[str,
     except Refused as exc:
         report.judged("harness.provenance", list(exc.findings))
         return
+    report.facts = provenance.facts
     subjects = [*view.files, CATALOGUE_NAME, *([ENTRY_NAME] if ENTRY_NAME in digests else [])]
     expected = {p: digests[p].sha256 for p in subjects}
     label = source.label
