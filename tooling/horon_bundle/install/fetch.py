@@ -131,9 +131,9 @@ def _zip_for(ref: BundleRef, request: FetchRequest) -> Iterator[tuple[Opened, st
         return
     if request.home is not None:
         with contextlib.ExitStack() as stack:
-            opened = _from_home(ref, request.home, stack)
-            if opened is not None:
-                yield opened, FROM_HOME
+            stored = _from_home(ref, request.home, stack)
+            if stored is not None:
+                yield stored, FROM_HOME
                 return
     beside = zip_of_ref(request.ref)
     if beside is None or not os.path.lexists(beside):
