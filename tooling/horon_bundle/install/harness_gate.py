@@ -23,13 +23,11 @@ from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.harness.judge import PROVING_CHECKS
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.route import verify_any
 
-REQUIRED_CHECKS = (
-    "layout.file-types", "layout.harness-files", "checksums.format", "integrity.sha256sums",
-    "harness.plugin", "harness.catalogue", "harness.provenance", "harness.events", "hook.lint",
-)
+REQUIRED_CHECKS = PROVING_CHECKS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
