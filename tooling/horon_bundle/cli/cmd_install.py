@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _harness(result: HarnessInstallResult, *, json: bool) -> int:
+    render.warnings(result.warnings)
     words = f"{result.name} {result.version}"
     if result.status == HARNESS_INSTALLED:
         render.say("[bold green]installed[/] {} (harness, sha256 {})", words, result.sha256)

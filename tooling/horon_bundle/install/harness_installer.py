@@ -62,6 +62,7 @@ class HarnessInstallResult:
     catalogue: dict[str, Any]
     wrote: tuple[str, ...]  # what this run changed: "files", "state"
     notes: tuple[str, ...] = ()
+    warnings: tuple[Finding, ...] = ()  # of the harness judge: named, never dropped
 
     @property
     def location(self) -> str:
@@ -72,7 +73,7 @@ class HarnessInstallResult:
                 "name": self.name, "version": self.version, "sha256": self.sha256,
                 "size": self.size, "home": str(self.home), "location": self.location,
                 "catalogue": self.catalogue, "wrote": list(self.wrote),
-                "notes": list(self.notes)}
+                "warnings": [f.to_dict() for f in self.warnings], "notes": list(self.notes)}
 
 
 def install_harness(request: InstallRequest,
@@ -119,7 +120,7 @@ def _result(status: str, admitted: AdmittedHarness, request: InstallRequest, *,
     return HarnessInstallResult(status=status, name=admitted.name, version=admitted.version,
                                 sha256=admitted.digest.sha256, size=admitted.digest.size,
                                 home=request.home, catalogue=admitted.catalogue, wrote=wrote,
-                                notes=notes)
+                                notes=notes, warnings=tuple(admitted.report.warnings))
 
 
 def _already(request: InstallRequest, store: Chain, admitted: AdmittedHarness,
