@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from horon_bundle.core.errors import Refused
+from horon_bundle.install.state import MAX_STATE_BYTES, HarnessRecord, HomeState
+from horon_bundle.install.statefile import replace_state
 from tests.conftest import BuiltExample
 from tests.harness_support import PLUGIN_NAME, PLUGIN_VERSION, ZIP_NAME, built_zip
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
@@ -244,10 +247,6 @@ def test_install_refuses_what_verify_refuses_before_touching_the_home(
 
 def test_the_state_file_stays_readable_when_a_record_would_not_fit(tmp_path: Path) -> None:
     """A state that could never be read back is never written (install.state)."""
-    from horon_bundle.core.errors import Refused  # noqa: PLC0415 - the unit under test
-    from horon_bundle.install.state import MAX_STATE_BYTES, HarnessRecord, HomeState
-    from horon_bundle.install.statefile import replace_state
-
     home = tmp_path / "home"
     home.mkdir()
     big = HomeState().with_harness("big", "1.0.0", HarnessRecord(
