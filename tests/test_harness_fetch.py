@@ -8,13 +8,15 @@ import hashlib
 import json
 import shutil
 import stat
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.harness_support import PLUGIN_NAME, PLUGIN_VERSION, built_zip
-from tests.helpers import assert_refused, cli, tree_snapshot
+from tests.helpers import REPO, assert_refused, cli, tree_snapshot
 from tests.install_support import Paused, hb
 
 
@@ -212,3 +214,51 @@ def test_a_dir_that_appears_while_fetch_runs_is_not_replaced(harness_zip: Path,
     assert_refused(result, "fetch.exists")
     assert [p.name for p in into.iterdir()] == ["mine"]
     assert [p.name for p in tmp_path.iterdir() if ".fetch-" in p.name] == []
+
+
+_DISK_FULL = r"""
+import json, os, subprocess, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from tests.helpers import cli, tree_snapshot
+mount, ref = Path(sys.argv[2]), sys.argv[3]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
+filler = mount / "filler"
+fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+try:
+    while True:
+        os.write(fd, b"\0" * 4096)
+except OSError:
+    pass
+os.close(fd)
+before = tree_snapshot(mount)
+full = cli("fetch", ref, "--into", mount / "guard")
+seen = dict(status=full.status, codes=full.codes, traceback="Traceback" in full.stderr,
+            stderr=full.stderr, same=tree_snapshot(mount) == before)
+filler.unlink()
+seen["after"] = cli("fetch", ref, "--into", mount / "guard").status
+print(json.dumps(seen))
+"""
+
+
+def _namespaces_work() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-rm", "--", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _namespaces_work(), reason="no private mount namespace (unshare -rm)")
+def test_a_full_disk_is_fetch_io_and_leaves_nothing(harness_zip: Path, tmp_path: Path) -> None:
+    """A real tmpfs, filled: the kernel refuses the first write (no ENOSPC is injected)."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    done = subprocess.run(["unshare", "-rm", "--", sys.executable, "-c", _DISK_FULL, REPO,
+                           mount, f"{harness_zip}.ref.json"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert (seen["status"], seen["codes"], seen["traceback"]) == (3, ["fetch.io"], False), seen
+    assert seen["same"], seen  # no DIR, no staging directory left beside it
+    assert seen["after"] == 0

@@ -283,3 +283,18 @@ def test_one_name_both_kinds_needs_kind(tmp_path: Path, example_release: BuiltEx
     listed = hb("list", home=home)
     assert "example 0.1.0  harness" in listed.stderr and f"example 0.1.0 {HOST}" in listed.stderr
 
+
+
+def test_check_of_several_versions_needs_one_named(harness_zip: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    newer = built_zip(tmp_path / "newer", manifest={"name": PLUGIN_NAME, "version": "1.3.0"})
+    assert hb("install", harness_zip, home=home).status == 0
+    assert hb("install", newer, home=home).status == 0
+    before = home_state(home)
+    result = hb("check", PLUGIN_NAME, home=home)
+    assert_refused(result, "install.version-required", status=2)
+    assert "1.2.0, 1.3.0" in result.stderr
+    assert hb("check", PLUGIN_NAME, "1.3.0", home=home).status == 0
+    assert home_state(home) == before
+    assert_refused(hb("check", PLUGIN_NAME, "1.3.0", "--target", HOST, home=home),
+                   "harness.unsupported", status=2)

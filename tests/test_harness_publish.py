@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from horon_bundle.core.hashing import hash_bytes
@@ -25,7 +26,7 @@ from horon_bundle.publish.release import (
     REF_MEDIA_TYPE,
 )
 from tests.harness_support import edit_json, write_json, write_plugin
-from tests.helpers import HOST, assert_refused, cli, tree_snapshot
+from tests.helpers import HOST, REPO, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
     Registry,
     Releases,
@@ -91,6 +92,7 @@ def test_a_release_of_native_and_harness_bundles_to_a_file_store(
     env = publish_env(f"file://{store}")
     result = cli("publish", dist, "--json", env=env)
     assert result.status == 0, result.stderr
+    _receipt_valid(result.json())
     bundles = {(b["kind"], b["id"]): b for b in result.json()["bundles"]}
     assert set(bundles) == {("native", "example"), ("harness", "bare"), ("harness", "guard-kit")}
     assert all(b["status"] == "published" for b in bundles.values())
@@ -131,6 +133,12 @@ def test_a_release_of_native_and_harness_bundles_to_a_file_store(
     assert tree_snapshot(store) == before
 
 
+def _receipt_valid(document: object) -> None:
+    schema = json.loads((REPO / "docs" / "schemas" / "publish-receipt.schema.json").read_text())
+    errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)]
+    assert not errors, errors
+
+
 def _client(registry: Registry) -> RegistryClient:
     address = parse_address(registry.destination)
     assert isinstance(address, OciAddress)
@@ -150,6 +158,7 @@ def test_harness_zips_to_an_oci_registry_with_their_referrers(
     env = publish_env(registry.destination)
     result = cli("publish", dist, "--json", env=env)
     assert result.status == 0, result.stderr
+    _receipt_valid(result.json())
     bundles = {b["id"]: b for b in result.json()["bundles"]}
     assert bundles["guard-kit"]["location"] == (
         f"oci://{registry.host}/horon/guard-kit:1.2.0")
