@@ -18,7 +18,7 @@ from horon_bundle.install.state import MAX_STATE_BYTES, HarnessRecord, HomeState
 from horon_bundle.install.statefile import replace_state
 from tests.conftest import BuiltExample
 from tests.harness_support import PLUGIN_NAME, PLUGIN_VERSION, ZIP_NAME, built_zip
-from tests.helpers import HOST, assert_refused, cli, tree_snapshot
+from tests.helpers import HOST, REPO, assert_refused, cli, tree_snapshot
 from tests.install_support import Paused, debris, hb, home_state
 
 STORE = Path("harness-bundles") / "sha256"
@@ -298,3 +298,30 @@ def test_check_of_several_versions_needs_one_named(harness_zip: Path, tmp_path: 
     assert home_state(home) == before
     assert_refused(hb("check", PLUGIN_NAME, "1.3.0", "--target", HOST, home=home),
                    "harness.unsupported", status=2)
+
+
+def _documented_commands(page: Path, heading: str) -> list[list[str]]:
+    """The `horon-bundle …` lines of the sh block after `heading` that installs a harness zip."""
+    text = page.read_text()
+    after = text[text.index(heading):]
+    for block in after.split("```sh\n")[1:]:
+        body = block.split("```", 1)[0]
+        if "install dist/guard-kit" in body:
+            return [line.split()[1:] for line in body.splitlines()
+                    if line.startswith("horon-bundle ")]
+    raise AssertionError(f"{page}: no harness install block after {heading!r}")
+
+
+@pytest.mark.parametrize(("page", "heading"), [("README.md", "## Harness bundles"),
+                                               ("docs/harness.md", "## In an agent home")])
+def test_the_documented_harness_commands_run_as_shown(harness_zip: Path, tmp_path: Path,
+                                                      page: str, heading: str) -> None:
+    commands = _documented_commands(REPO / page, heading)
+    assert [c[0] for c in commands] == ["install", "list", "fetch", "check"]
+    _copy(harness_zip, tmp_path / "dist")
+    (tmp_path / "sandbox").mkdir()
+    for command in commands:
+        result = cli(*command, cwd=tmp_path)
+        assert result.status == 0, (command, result.stderr)
+    assert (tmp_path / "sandbox" / "guard-kit" / "catalogue.json").is_file()
+    assert "skill release-notes" in cli(*commands[1], cwd=tmp_path).stderr
