@@ -325,3 +325,29 @@ def test_the_documented_harness_commands_run_as_shown(harness_zip: Path, tmp_pat
         assert result.status == 0, (command, result.stderr)
     assert (tmp_path / "sandbox" / "guard-kit" / "catalogue.json").is_file()
     assert "skill release-notes" in cli(*commands[1], cwd=tmp_path).stderr
+
+
+def test_a_killed_uninstall_leaves_debris_the_next_writer_removes(harness_zip: Path,
+                                                                  tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    Paused(["uninstall", PLUGIN_NAME, PLUGIN_VERSION, "--home", home], "trashed",
+           tmp_path / "pause").kill()
+    state = json.loads((home / "state.json").read_text())
+    assert "harness_bundles" not in state  # the record went first: nothing names the zip
+    assert _stored(home, harness_zip).exists()
+    assert_refused(hb("check", PLUGIN_NAME, "--kind", "harness", home=home),
+                   "install.not-installed")
+    again = hb("install", harness_zip, "--json", home=home)
+    assert again.status == 0 and again.json()["status"] == "installed"
+    assert any("no record names it" in note for note in again.json()["notes"])
+
+
+def test_enable_of_a_harness_bundle_says_there_is_nothing_to_enable(harness_zip: Path,
+                                                                    tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    before = home_state(home)
+    for command in (("enable", PLUGIN_NAME), ("disable", PLUGIN_NAME)):
+        assert_refused(hb(*command, home=home), "harness.unsupported", status=2)
+    assert home_state(home) == before

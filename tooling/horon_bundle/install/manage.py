@@ -38,6 +38,7 @@ from horon_bundle.install.layout import (
 )
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.install.pause import pause
+from horon_bundle.install.state import HomeState
 from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
 
@@ -64,6 +65,14 @@ class Change:
                 "notes": list(self.notes)}
 
 
+def _not_native(state: HomeState, name: str) -> None:
+    """A harness bundle of that name has nothing to enable or disable: say so."""
+    if name in state.harness:
+        raise Refused.one(codes.HARNESS_UNSUPPORTED,
+                          f"{name} is a harness bundle: there is nothing to enable or disable "
+                          "(a host hands its sandboxes refs)")
+
+
 def _walk(home: Home, parts: tuple[str, ...]) -> Chain | None:
     """A chain down to native-plugins/<parts…>; None when a component is absent."""
     chain = home.native(create=False)
@@ -86,6 +95,7 @@ def enable(home_path: Path, plugin_id: str, *, target: str, version: str | None 
         state = read_state(home.fd)
         plugin = state.plugin(plugin_id)
         if plugin is None:
+            _not_native(state, plugin_id)
             raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                               f"{plugin_id}: not installed in {home_path}")
         if version is None:
@@ -131,6 +141,7 @@ def disable(home_path: Path, plugin_id: str, *, target: str | None = None,
         state = read_state(home.fd)
         plugin = state.plugin(plugin_id)
         if plugin is None:
+            _not_native(state, plugin_id)
             raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                               f"{plugin_id}: not installed in {home_path}")
         targets = tuple(sorted(t for t in plugin.enabled if target in (None, t)))
