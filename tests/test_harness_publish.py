@@ -262,3 +262,18 @@ def test_a_dry_run_of_harness_zips_writes_nothing(tmp_path: Path, market: Path) 
     assert {b["status"] for b in result.json()["bundles"]} == {"would-publish"}
     assert "guard-kit 1.2.0 (harness)" in result.stderr
     assert tree_snapshot(tmp_path) == before
+
+
+def test_require_signature_checks_each_harness_zip(tmp_path: Path, market: Path) -> None:
+    """guard-kit carries a real staging signature of another file, bare none: both refused
+    with their own code, nothing published."""
+    dist = _harness_dist(tmp_path / "dist", market)
+    store = tmp_path / "store"
+    store.mkdir()
+    before = tree_snapshot(tmp_path)
+    result = cli("publish", dist, "--require-signature", "--staging", "--identity",
+                 "william@yossarian.net", "--issuer", "https://github.com/login/oauth",
+                 env=publish_env(f"file://{store}"))
+    assert_refused(result, "signature.invalid")
+    assert "signature.missing" in result.codes
+    assert tree_snapshot(tmp_path) == before
