@@ -83,8 +83,8 @@ class Opened:
 
 
 def open_file_at(parent: int, name: str, where: str, fallback: Path) -> Opened | None:
-    """`name` under `parent` for reading: None when absent; a link or a non-regular file is
-    refused (install.symlink, install.not-a-directory's sibling install.home)."""
+    """`name` under `parent` for reading: None when absent; a link is install.symlink, any
+    other non-regular file install.tampered (the store holds only what install wrote)."""
     try:
         fd = os.open(name, os.O_RDONLY | FILE_FLAGS, dir_fd=parent)
     except FileNotFoundError:
