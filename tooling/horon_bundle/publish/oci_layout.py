@@ -109,14 +109,14 @@ def harness_tag(version: str) -> str:
 
 
 def harness_naming_problem(name: str, version: str) -> str | None:
-    if not OCI_COMPONENT.match(name):
+    if not OCI_COMPONENT.fullmatch(name):
         return f"harness bundle name {name!r} is not a valid repository name component"
     if "_" in version:
         return f"version {version!r} holds '_': its tag would not say which characters were '+'"
     tag = harness_tag(version)
     if SEPARATOR in tag or tag.startswith((YANK_PREFIX, REFERRERS_TAG_PREFIX)):
         return f"version {version!r} would make tag {tag!r}, which this layout reserves"
-    if len(tag) > MAX_TAG or not TAG.match(tag):
+    if len(tag) > MAX_TAG or not TAG.fullmatch(tag):
         return f"tag {tag!r} is not a valid OCI tag of at most {MAX_TAG} characters"
     return None
 
