@@ -298,6 +298,9 @@ def test_check_of_several_versions_needs_one_named(harness_zip: Path, tmp_path: 
     assert home_state(home) == before
     assert_refused(hb("check", PLUGIN_NAME, "1.3.0", "--target", HOST, home=home),
                    "harness.unsupported", status=2)
+    assert_refused(hb("uninstall", PLUGIN_NAME, "1.3.0", "--target", HOST, home=home),
+                   "harness.unsupported", status=2)
+    assert home_state(home) == before
 
 
 def _documented_commands(page: Path, heading: str) -> list[list[str]]:

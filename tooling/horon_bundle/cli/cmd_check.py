@@ -9,11 +9,11 @@ from horon_bundle.cli.home_args import (
     add_home_arguments,
     add_kind_argument,
     home_from_args,
+    names_harness,
     target_from_args,
 )
-from horon_bundle.core import codes
-from horon_bundle.core.errors import EXIT_OK, Refused
-from horon_bundle.install.harness_survey import HARNESS, check_harness, installed_kind
+from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.install.harness_survey import check_harness
 from horon_bundle.install.survey import check
 
 
@@ -35,10 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     home, _ = home_from_args(args)
-    if installed_kind(home, args.plugin_id, args.kind) == HARNESS:
-        if args.target is not None:
-            raise Refused.one(codes.HARNESS_UNSUPPORTED,
-                              f"--target: {args.plugin_id} is a harness bundle (no targets)")
+    if names_harness(home, args):
         checked = check_harness(home, args.plugin_id, version=args.version)
         render.say("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
                    checked.name, checked.version, checked.record.sha256)

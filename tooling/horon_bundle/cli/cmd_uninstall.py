@@ -6,10 +6,13 @@ import argparse
 
 from horon_bundle.cli import render
 from horon_bundle.cli.cmd_enable import show
-from horon_bundle.cli.home_args import add_home_arguments, add_kind_argument, home_from_args
-from horon_bundle.core import codes
-from horon_bundle.core.errors import EXIT_OK, Refused
-from horon_bundle.install.harness_survey import HARNESS, installed_kind
+from horon_bundle.cli.home_args import (
+    add_home_arguments,
+    add_kind_argument,
+    home_from_args,
+    names_harness,
+)
+from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.manage import uninstall, uninstall_harness
 
 
@@ -26,10 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     home, _ = home_from_args(args)
-    if installed_kind(home, args.plugin_id, args.kind) == HARNESS:
-        if args.target is not None:
-            raise Refused.one(codes.HARNESS_UNSUPPORTED,
-                              f"--target: {args.plugin_id} is a harness bundle (no targets)")
+    if names_harness(home, args):
         change = uninstall_harness(home, args.plugin_id, args.version,
                                    lock_timeout=args.lock_timeout)
     else:
