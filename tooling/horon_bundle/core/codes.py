@@ -131,6 +131,13 @@ LAYOUT_LIMIT = register(
 LAYOUT_NOT_A_BUNDLE = register(
     "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
     "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
+LAYOUT_HARNESS_BUNDLE = register(
+    "layout.harness-bundle",
+    "A harness bundle (a .claude-plugin/ or .muse-plugin/ manifest, no plugin.json at the "
+    "root) was given to a command that reads native bundles only (inspect, doctor, "
+    "reproduce).",
+    "Check a harness zip with `horon-bundle verify` (its ref too); once installed, `list "
+    "--catalogue` shows what it offers (docs/harness.md).")
 
 # --- archives -----------------------------------------------------------------------------
 ARCHIVE_FORMAT = register(
