@@ -351,3 +351,19 @@ def test_enable_of_a_harness_bundle_says_there_is_nothing_to_enable(harness_zip:
     for command in (("enable", PLUGIN_NAME), ("disable", PLUGIN_NAME)):
         assert_refused(hb(*command, home=home), "harness.unsupported", status=2)
     assert home_state(home) == before
+
+
+def test_doctor_of_an_installed_harness_name_says_it_is_a_harness_bundle(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """`doctor NAME` loads a native library: for a name installed as a harness bundle it says
+    what the name is (and what to run instead), not "not installed"."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    before = home_state(home)
+    for command in (("doctor", PLUGIN_NAME), ("doctor", PLUGIN_NAME, "--installed"),
+                    ("check", PLUGIN_NAME, "--kind", "native")):
+        result = hb(*command, home=home)
+        assert_refused(result, "layout.harness-bundle")
+        assert "as a harness bundle" in result.stderr and "not installed" not in result.stderr
+        assert f"horon-bundle check {PLUGIN_NAME}" in result.stderr
+    assert home_state(home) == before

@@ -135,7 +135,7 @@ LAYOUT_HARNESS_BUNDLE = register(
     "layout.harness-bundle",
     "A harness bundle (a .claude-plugin/ or .muse-plugin/ manifest, no plugin.json at the "
     "root) was given to a command that reads native bundles only (inspect, doctor, "
-    "reproduce).",
+    "reproduce), or `doctor ID` names one installed as a harness bundle.",
     "Check a harness zip with `horon-bundle verify` (its ref too); once installed, `list "
     "--catalogue` shows what it offers (docs/harness.md).")
 
