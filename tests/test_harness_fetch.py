@@ -122,6 +122,25 @@ def test_fetch_into_a_missing_parent_is_refused(harness_zip: Path, tmp_path: Pat
     assert tree_snapshot(tmp_path) == {**before, "shared": "dir"}
 
 
+def test_a_long_directory_name_is_fetched_and_one_too_long_refused(harness_zip: Path,
+                                                                   tmp_path: Path) -> None:
+    """The staging name `.<DIR>.fetch-<16 hex>` is 24 bytes longer than DIR's: a DIR name the
+    file system takes (here 240 bytes, of two-byte characters too) must not fail as a write
+    error (fetch.io, exit 3); a name it cannot take is fetch.into, nothing written."""
+    parent = tmp_path / "sandboxes"
+    parent.mkdir()
+    for name in ("a" * 240, "\u00e9" * 120):
+        result = cli("fetch", f"{harness_zip}.ref.json", "--into", parent / name)
+        assert result.status == 0, result.stderr
+        assert (parent / name / ".claude-plugin" / "plugin.json").is_file()
+    assert sorted(p.name for p in parent.iterdir()) == sorted(("a" * 240, "\u00e9" * 120))
+    before = tree_snapshot(tmp_path)
+    result = cli("fetch", f"{harness_zip}.ref.json", "--into", parent / ("b" * 256))
+    assert_refused(result, "fetch.into")
+    assert "a name longer than 255 bytes" in result.stderr
+    assert tree_snapshot(tmp_path) == before
+
+
 def test_a_tampered_stored_zip_is_caught_before_any_entry_is_read(harness_zip: Path,
                                                                   tmp_path: Path) -> None:
     home = tmp_path / "home"

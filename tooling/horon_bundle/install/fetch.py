@@ -43,6 +43,7 @@ from horon_bundle.verify.source import open_bundle
 
 FETCH_FORMAT = "horon.fetch-result.v1"
 FROM_ZIP, FROM_HOME, FROM_BESIDE = "--zip", "home", "beside the ref"
+_NAME_HINT = "Name the new directory with a portable name (no control character, '..' or ':')."
 _PARENT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -77,9 +78,13 @@ def fetch(request: FetchRequest) -> FetchResult:
     into = request.into if request.into.is_absolute() else Path.cwd() / request.into
     name = into.name
     if not name or paths.path_problem(name) or name in (".", ".."):
-        raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: not a directory name")
+        raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: not a directory name",
+                          _NAME_HINT)
     parent = _open_parent(into)
     try:
+        if len(os.fsencode(name)) > _name_max(parent):
+            raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: a name longer than "
+                                                f"{_name_max(parent)} bytes", _NAME_HINT)
         if lstat_at(parent, name, str(into)) is not None:
             raise Refused.one(codes.FETCH_EXISTS, f"{into} exists; fetch creates a new "
                                                   "directory")
@@ -102,6 +107,22 @@ def fetch(request: FetchRequest) -> FetchResult:
                                zip=opened.where, files=count)
     finally:
         os.close(parent)
+
+
+def _name_max(directory: int) -> int:
+    """The longest file name the directory's file system takes (255 where it does not say)."""
+    try:
+        return int(os.fpathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+def staging_prefix(name: str, name_max: int) -> str:
+    """`.<name>.fetch-`, the name cut (at a character boundary) so that the staging name,
+    with its 16 random hex digits, fits the file system like DIR's own name does."""
+    room = name_max - len(".") - len(".fetch-") - 16
+    cut = os.fsencode(name)[:max(room, 1)].decode("utf-8", "ignore") or "x"
+    return f".{cut}.fetch-"
 
 
 def _open_parent(into: Path) -> int:
@@ -190,7 +211,7 @@ def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path) -> i
     try:
         with open_bundle(opened.path()) as source, \
                 Staging(parent, str(into.parent), into.parent, [],
-                        prefix=f".{name}.fetch-") as staging:
+                        prefix=staging_prefix(name, _name_max(parent))) as staging:
             for path in sorted(source.files):  # validated, every one, before this first write
                 stream = source.open(path)
                 try:
