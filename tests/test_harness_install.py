@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import zipfile
 from pathlib import Path
 
@@ -367,3 +368,27 @@ def test_doctor_of_an_installed_harness_name_says_it_is_a_harness_bundle(
         assert "as a harness bundle" in result.stderr and "not installed" not in result.stderr
         assert f"horon-bundle check {PLUGIN_NAME}" in result.stderr
     assert home_state(home) == before
+
+
+def test_a_stored_zip_deleted_by_hand_is_restored_by_the_same_bytes(harness_zip: Path,
+                                                                     tmp_path: Path) -> None:
+    """The record pins the digest, so the same zip again may only put back those bytes (the
+    native store does the same for a deleted copy); other bytes stay a version conflict."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    state = (home / "state.json").read_bytes()
+    stored.unlink()
+    other = built_zip(tmp_path / "other", edit=lambda root: (root / "commands" / "review.md")
+                      .write_text("---\ndescription: Review it all\n---\nReview.\n"))
+    before = home_state(home)
+    assert_refused(hb("install", other, home=home), "install.version-conflict")
+    assert home_state(home) == before
+    result = hb("install", harness_zip, "--json", home=home)
+    assert result.status == 0, result.stderr
+    assert (result.json()["status"], result.json()["wrote"]) == ("installed", ["files"])
+    assert stored.read_bytes() == harness_zip.read_bytes()
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o444
+    assert (home / "state.json").read_bytes() == state
+    assert hb("check", PLUGIN_NAME, home=home).status == 0
+    assert debris(home) == []

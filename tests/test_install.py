@@ -408,6 +408,25 @@ def test_status_reconciles_the_disk_with_the_state_file(bundles: Bundles,
     assert hb("list", "--json", home=tmp_path / "none").json()["exists"] is False
 
 
+def test_a_version_whose_copy_was_deleted_keeps_its_recorded_bytes(bundles: Bundles,
+                                                                   tmp_path: Path) -> None:
+    """The copy of an enabled version removed by hand (not uninstalled): state.json still
+    records what 0.1.0 was installed with, so other bytes under 0.1.0 are a version conflict
+    — they would otherwise be installed and stay enabled — and the same bytes put it back."""
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    shutil.rmtree(home / "native-plugins" / "example")
+    before = home_state(home)
+    result = hb("install", bundles.v1_other, "--enable", home=home)
+    assert_refused(result, "install.version-conflict")
+    assert "its copy is missing" in result.stderr
+    assert home_state(home) == before
+    restored = hb("install", bundles.v1, "--json", home=home)
+    assert restored.status == 0, restored.stderr
+    assert restored.json()["status"] == "installed"
+    assert hb("check", "example", home=home).status == 0
+
+
 def test_layout_files_that_are_not_regular_files_are_refused(bundles: Bundles,
                                                              tmp_path: Path) -> None:
     home = tmp_path / "home"

@@ -101,6 +101,7 @@ def install(request: InstallRequest,
             present = len(chain.links) - 1  # how many of id, version, target exist
             if present == len(parts):
                 return _already(request, home, chain, admitted, state)
+            _refuse_other_recorded(state, parts, admitted)
             reporter.step(f"installing {' '.join(parts)} into {home.path}")
             _stage_and_commit(home, chain, admitted, parts, present)
         pause("renamed")
@@ -112,6 +113,19 @@ def install(request: InstallRequest,
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, enabled=request.enable,
                    wrote=("files", "state"), notes=tuple(notes))
+
+
+def _refuse_other_recorded(state: HomeState, parts: tuple[str, str, str],
+                           admitted: Admitted) -> None:
+    """A version whose copy is gone (deleted by hand) but whose record remains was installed
+    with the recorded content: other bytes under it are a version conflict, as when the copy
+    is there (the same bytes put the copy back)."""
+    record = state.copy(*parts)
+    if record is not None and record.content_sha256 != admitted.content_sha256:
+        raise Refused.one(codes.INSTALL_VERSION_CONFLICT,
+                          f"{relative(NATIVE_DIR, *parts)}: state.json records content sha256 "
+                          f"{record.content_sha256} (its copy is missing); "
+                          f"{admitted.path.name} has {admitted.content_sha256}")
 
 
 def _record(admitted: Admitted) -> InstalledCopy:
