@@ -301,6 +301,12 @@ SOURCE_GIT = register(
 OUTPUT_EXISTS = register(
     "output.exists", "The bundle directory already exists with other content.",
     "Remove the old bundle or choose another --out directory.")
+OUTPUT_OVER_PLUGIN = register(
+    "output.over-plugin",
+    "The output directory of a harness build is the plugin directory, one above it, or inside "
+    "a directory the host reads (.claude-plugin, skills, commands, agents, hooks): it is "
+    "never bundled, so the plugin files in it would be missing from the zip.",
+    "Write the outputs to a directory of their own, e.g. --out dist (list it in .gitignore).")
 OUTPUT_WRITE = register(
     "output.write-failed", "A file could not be written: the disk is full, read-only or the "
     "directory is not writable.",
