@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -220,6 +221,28 @@ def test_a_killed_fetch_leaves_nothing_under_dir(harness_zip: Path, tmp_path: Pa
     again = cli("fetch", f"{harness_zip}.ref.json", "--into", into)
     assert again.status == 0, again.stderr
     assert into.is_dir()
+
+
+def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
+                                                          tmp_path: Path) -> None:
+    """The zip is checked unchanged before DIR is created, not after: a refusal must not
+    leave a complete DIR behind (it did: install.race, exit 1, and DIR in place)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    archive = source / harness_zip.name
+    shutil.copy(harness_zip, archive)
+    shutil.copy(f"{harness_zip}.ref.json", source)
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    into = sandbox / "guard"
+    paused = Paused(["fetch", f"{archive}.ref.json", "--into", into], "unpacked",
+                    tmp_path / "pause")
+    info = archive.stat()
+    os.utime(archive, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))  # same bytes
+    result = paused.resume()
+    assert_refused(result, "install.race")
+    assert "changed while it was unpacked" in result.stderr
+    assert list(sandbox.iterdir()) == []
 
 
 def test_a_dir_that_appears_while_fetch_runs_is_not_replaced(harness_zip: Path,

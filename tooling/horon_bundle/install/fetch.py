@@ -97,10 +97,7 @@ def fetch(request: FetchRequest) -> FetchResult:
             judged = judge_opened(opened, ref, harness=request.harness)
             if isinstance(judged, list):
                 raise Refused(judged)
-            count = _unpack(opened, judged, parent, into)
-            if not opened.unchanged(before):
-                raise Refused.one(codes.INSTALL_RACE,
-                                  f"{opened.where} changed while it was unpacked")
+            count = _unpack(opened, judged, parent, into, before)
             assert judged.catalogue is not None
             return FetchResult(name=ref.name, version=judged.catalogue.version,
                                sha256=ref.sha256, into=into, found=found,
@@ -205,8 +202,11 @@ def _open_path(path: Path, label: str) -> Iterator[Opened]:
         os.close(parent)
 
 
-def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path) -> int:
-    """Every entry into staging beside DIR, judged again, renamed onto DIR; the file count."""
+def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path,
+            before: tuple[int, ...]) -> int:
+    """Every entry into staging beside DIR, judged again, renamed onto DIR; the file count.
+    The zip must still be the file hashed (`before`) when DIR is created: a refusal after the
+    rename would leave DIR behind."""
     name = into.name
     try:
         with open_bundle(opened.path()) as source, \
@@ -223,6 +223,9 @@ def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path) -> i
             pause("unpacked")
             staging.recheck()
             _same_parent(into, parent)
+            if not opened.unchanged(before):
+                raise Refused.one(codes.INSTALL_RACE,
+                                  f"{opened.where} changed while it was unpacked")
             staging.commit(parent, name, str(into))
             return len(source.files)
     except Refused as exc:
