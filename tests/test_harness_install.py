@@ -11,6 +11,7 @@ import shutil
 import stat
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -392,3 +393,28 @@ def test_a_stored_zip_deleted_by_hand_is_restored_by_the_same_bytes(harness_zip:
     assert (home / "state.json").read_bytes() == state
     assert hb("check", PLUGIN_NAME, home=home).status == 0
     assert debris(home) == []
+
+
+def _many_skills(version: str) -> Any:
+    def edit(root: Path) -> None:
+        manifest = root / ".claude-plugin" / "plugin.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "version": version}))
+        for index in range(150):  # 150 frontmatters of 60 kB: a 9 MB catalogue
+            skill = root / "skills" / f"s{index}"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text(f"---\nname: s\ndescription: {'x' * 60000}\n---\n")
+    return edit
+
+
+def test_a_record_that_would_not_fit_the_state_file_stores_no_zip(tmp_path: Path) -> None:
+    """The state size limit is checked before the zip is stored: a refused install leaves
+    no zip in the store (it left one, saying 'nothing was changed')."""
+    first = built_zip(tmp_path / "first", edit=_many_skills("1.0.0"))
+    second = built_zip(tmp_path / "second", edit=_many_skills("2.0.0"))
+    home = tmp_path / "home"
+    assert hb("install", first, home=home).status == 0
+    before = home_state(home)
+    result = hb("install", second, home=home)
+    assert_refused(result, "install.state")
+    assert "would be" in result.stderr and "uninstall what is no longer needed" in result.stderr
+    assert home_state(home) == before

@@ -42,7 +42,7 @@ from horon_bundle.install.pause import pause
 from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HarnessRecord, HomeState, now_utc, source_name
-from horon_bundle.install.statefile import read_state, replace_state
+from horon_bundle.install.statefile import read_state, replace_state, state_fitting
 from horon_bundle.model.harness.ref import BundleRef
 
 if TYPE_CHECKING:
@@ -110,13 +110,14 @@ def install_harness(request: InstallRequest,
             if record is not None:
                 return _already(request, store, admitted, record, notes=notes)
             _refuse_foreign_record(state, admitted)
+            new_state = state.with_harness(admitted.name, admitted.version, HarnessRecord(
+                sha256=admitted.digest.sha256, size=admitted.digest.size,
+                installed_at=now_utc(), source=source_name(admitted.named),
+                catalogue=admitted.catalogue))
+            state_fitting(new_state)  # before the zip is stored: a refusal leaves no file
             reporter.step(f"storing {admitted.name} {admitted.version} in {home.path}")
             _stage_and_commit(home, store, admitted)
         pause("renamed")
-        new_state = state.with_harness(admitted.name, admitted.version, HarnessRecord(
-            sha256=admitted.digest.sha256, size=admitted.digest.size,
-            installed_at=now_utc(), source=source_name(admitted.named),
-            catalogue=admitted.catalogue))
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, wrote=("files", "state"), notes=notes)
 

@@ -56,12 +56,21 @@ def read_state(home_fd: int) -> HomeState:
                        *exc.findings]) from None
 
 
-def replace_state(home_fd: int, state: HomeState) -> None:
-    """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
+def state_fitting(state: HomeState) -> bytes:
+    """The bytes of `state`, refused (install.state) when they could never be read back. A
+    writer calls it before it stages anything, so a state that cannot grow leaves no file."""
     data = state_bytes(state)
     if len(data) > MAX_STATE_BYTES:  # written, it could never be read again
         raise Refused.one(codes.INSTALL_STATE, f"{STATE_NAME} would be {len(data)} bytes, "
-                                               f"limit {MAX_STATE_BYTES}; nothing was changed")
+                                               f"limit {MAX_STATE_BYTES}; nothing was changed",
+                          "The home is full: uninstall what is no longer needed, then install "
+                          "again.")
+    return data
+
+
+def replace_state(home_fd: int, state: HomeState) -> None:
+    """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
+    data = state_fitting(state)
     temp = f"{STATE_TEMP_PREFIX}{secrets.token_hex(8)}{STATE_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o644,
