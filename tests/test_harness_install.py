@@ -418,3 +418,34 @@ def test_a_record_that_would_not_fit_the_state_file_stores_no_zip(tmp_path: Path
     assert_refused(result, "install.state")
     assert "would be" in result.stderr and "uninstall what is no longer needed" in result.stderr
     assert home_state(home) == before
+
+
+def test_a_fifo_planted_in_the_home_is_refused_not_waited_on(harness_zip: Path,
+                                                              tmp_path: Path) -> None:
+    """Opening a FIFO for reading blocks until a writer comes: a FIFO in place of the stored
+    zip or of state.json hung check, status --verify, fetch and install (the last holding
+    the home's lock) forever. They are opened without blocking and refused."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    stored.unlink()
+    os.mkfifo(stored)
+    before = home_state(home)
+    for args in (("check", PLUGIN_NAME), ("status", "--verify"), ("install", harness_zip),
+                 ("fetch", f"{harness_zip}.ref.json", "--into", tmp_path / "sandbox")):
+        result = cli(*args, "--home", home, timeout=60)
+        assert_refused(result, "install.tampered")
+        assert "is a FIFO, not a stored zip" in result.stderr
+    assert home_state(home) == before and not (tmp_path / "sandbox").exists()
+    (home / "state.json").unlink()
+    os.mkfifo(home / "state.json")
+    assert_refused(cli("list", "--home", home, timeout=60), "install.home")
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    shutil.copy(f"{harness_zip}.ref.json", beside)
+    os.mkfifo(beside / harness_zip.name)
+    for extra in ((), ("--zip", beside / harness_zip.name)):
+        result = cli("fetch", beside / f"{harness_zip.name}.ref.json", "--into",
+                     tmp_path / "sandbox", *extra, timeout=60)
+        assert_refused(result, "ref.zip-missing")
+        assert "not a regular file" in result.stderr

@@ -28,7 +28,7 @@ from typing import Any
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.copies import through_descriptor
-from horon_bundle.install.dirs import DIR_FLAGS, FILE_FLAGS, lstat_at
+from horon_bundle.install.dirs import DIR_FLAGS, READ_FLAGS, lstat_at, regular_fd
 from horon_bundle.install.harness_store import Opened, judge_opened, open_file_at
 from horon_bundle.install.home import open_home, require_posix
 from horon_bundle.install.layout import DIGEST_DIR, HARNESS_DIR, stored_name, stored_where
@@ -189,11 +189,11 @@ def _open_path(path: Path, label: str) -> Iterator[Opened]:
         raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: {exc.strerror}") from None
     try:
         try:
-            fd = os.open(absolute.name, os.O_RDONLY | FILE_FLAGS, dir_fd=parent)
+            fd = os.open(absolute.name, READ_FLAGS, dir_fd=parent)
         except OSError as exc:
             raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: {exc.strerror} (a link is "
                                                      "not followed)") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if not regular_fd(fd):
             os.close(fd)
             raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: not a regular file")
         with Opened(parent, absolute.name, fd, str(path), absolute) as opened:

@@ -13,11 +13,10 @@ import contextlib
 import errno
 import os
 import secrets
-import stat
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.install.dirs import FILE_FLAGS, io_error
+from horon_bundle.install.dirs import FILE_FLAGS, READ_FLAGS, io_error, regular_fd
 from horon_bundle.install.layout import STATE_NAME, STATE_TEMP_PREFIX, STATE_TEMP_SUFFIX
 from horon_bundle.install.pause import pause
 from horon_bundle.install.state import MAX_STATE_BYTES, HomeState, parse_state, state_bytes
@@ -26,7 +25,7 @@ from horon_bundle.install.state import MAX_STATE_BYTES, HomeState, parse_state, 
 def read_state(home_fd: int) -> HomeState:
     """The state in `home_fd`; an empty state when there is no state file yet."""
     try:
-        fd = os.open(STATE_NAME, os.O_RDONLY | FILE_FLAGS, dir_fd=home_fd)
+        fd = os.open(STATE_NAME, READ_FLAGS, dir_fd=home_fd)
     except FileNotFoundError:
         return HomeState()
     except OSError as exc:
@@ -35,9 +34,9 @@ def read_state(home_fd: int) -> HomeState:
                                                      "not followed") from None
         raise io_error(STATE_NAME, exc) from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not regular_fd(fd):
             raise Refused.one(codes.INSTALL_HOME, f"{STATE_NAME} is not a regular file")
+        info = os.fstat(fd)
         if info.st_size > MAX_STATE_BYTES:
             raise Refused.one(codes.INSTALL_STATE, f"{STATE_NAME}: {info.st_size} bytes, "
                                                    f"limit {MAX_STATE_BYTES}")
