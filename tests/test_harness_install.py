@@ -454,3 +454,24 @@ def test_a_fifo_planted_in_the_home_is_refused_not_waited_on(harness_zip: Path,
         result = cli(*args, timeout=60)  # it exists: not "no such file"
         assert_refused(result, "ref.zip-missing")
         assert "not a regular file" in result.stderr and "no such file" not in result.stderr
+
+
+def test_status_verify_reports_a_linked_stored_zip_and_still_judges_the_others(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """A link (or FIFO) in place of one stored zip is that bundle's finding: status --verify
+    still verifies and lists every other bundle, as it does for native copies."""
+    def renamed(root: Path) -> None:
+        manifest = root / ".claude-plugin" / "plugin.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()),
+                                        "name": "other-kit"}))
+    other = built_zip(tmp_path / "other", edit=renamed)
+    home = tmp_path / "home"
+    for archive in (harness_zip, other):
+        assert hb("install", archive, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    stored.unlink()
+    stored.symlink_to(harness_zip)
+    result = hb("status", "--verify", "--json", home=home)
+    assert_refused(result, "install.symlink")
+    verified = {b["name"]: b["verified"] for b in result.json()["harness_bundles"]}
+    assert verified == {PLUGIN_NAME: False, "other-kit": True}
