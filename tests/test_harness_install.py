@@ -475,3 +475,26 @@ def test_status_verify_reports_a_linked_stored_zip_and_still_judges_the_others(
     assert_refused(result, "install.symlink")
     verified = {b["name"]: b["verified"] for b in result.json()["harness_bundles"]}
     assert verified == {PLUGIN_NAME: False, "other-kit": True}
+
+
+def test_a_directory_planted_under_a_stored_name_is_swept_not_a_wedge(harness_zip: Path,
+                                                                      tmp_path: Path) -> None:
+    """A directory named like a stored zip that no record names made every harness writer
+    fail (install.io 'Is a directory', exit 3) — uninstall after it had already changed the
+    state. It is debris like any unrecorded name: removed, a link inside not followed."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("mine\n")
+    planted = home / STORE / f"{'a' * 64}.zip"
+    (planted / "sub").mkdir(parents=True)
+    (planted / "sub" / "link").symlink_to(outside, target_is_directory=True)
+    result = hb("uninstall", PLUGIN_NAME, PLUGIN_VERSION, home=home)
+    assert result.status == 0, result.stderr
+    assert not planted.exists() and list((home / STORE).iterdir()) == []
+    assert (outside / "keep").read_text() == "mine\n"
+    (planted / "sub").mkdir(parents=True)
+    installed = hb("install", harness_zip, home=home)
+    assert installed.status == 0, installed.stderr
+    assert not planted.exists() and _stored(home, harness_zip).is_file()

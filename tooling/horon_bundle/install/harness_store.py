@@ -20,7 +20,14 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_stream
 from horon_bundle.install.copies import through_descriptor
-from horon_bundle.install.dirs import READ_FLAGS, Chain, io_error, kind_of, regular_fd
+from horon_bundle.install.dirs import (
+    READ_FLAGS,
+    Chain,
+    io_error,
+    kind_of,
+    regular_fd,
+    remove_tree_at,
+)
 from horon_bundle.install.layout import (
     DIGEST_DIR,
     HARNESS_DIR,
@@ -128,10 +135,8 @@ def collect_garbage(store: Chain, state: HomeState) -> list[str]:
     for name in stored_names(store):
         if name in recorded:
             continue
-        try:
-            os.unlink(name, dir_fd=store.fd)
-        except FileNotFoundError:
-            continue
+        try:  # a directory planted under such a name too: it is not followed, only removed
+            remove_tree_at(store.fd, name)
         except OSError as exc:
             raise io_error(f"{store.where}/{name}", exc) from None
         removed.append(f"{HARNESS_DIR}/{DIGEST_DIR}/{name}")
