@@ -449,9 +449,10 @@ def test_a_fifo_planted_in_the_home_is_refused_not_waited_on(harness_zip: Path,
                      tmp_path / "sandbox", *extra, timeout=60)
         assert_refused(result, "ref.zip-missing")
         assert "not a regular file" in result.stderr
-    for args in (("install", beside / f"{harness_zip.name}.ref.json", "--home", home),
-                 ("verify", beside / f"{harness_zip.name}.ref.json")):
-        result = cli(*args, timeout=60)  # it exists: not "no such file"
+    ref = beside / f"{harness_zip.name}.ref.json"
+    commands: list[tuple[str | Path, ...]] = [("install", ref, "--home", home), ("verify", ref)]
+    for command in commands:
+        result = cli(*command, timeout=60)  # it exists: not "no such file"
         assert_refused(result, "ref.zip-missing")
         assert "not a regular file" in result.stderr and "no such file" not in result.stderr
 
