@@ -428,6 +428,18 @@ def test_a_version_whose_copy_was_deleted_keeps_its_recorded_bytes(bundles: Bund
     assert hb("check", "example", home=home).status == 0
 
 
+def test_install_dot_records_the_directory_name_as_its_source(bundles: Bundles,
+                                                              tmp_path: Path) -> None:
+    """`install .` from inside a bundle directory recorded the source as "''" (the repr of
+    Path('.').name); it is the directory's name."""
+    home = tmp_path / "home"
+    result = cli("install", ".", "--home", home, cwd=bundles.v1_dir)
+    assert result.status == 0, result.stderr
+    state = json.loads((home / "state.json").read_text())
+    [copy] = state["native_plugins"]["example"]["installed"]["0.1.0"].values()
+    assert copy["source"] == bundles.v1_dir.name
+
+
 def _immutable(path: Path, on: bool) -> bool:
     """chattr +i / -i (root on ext4 and the like): even root cannot unlink the file."""
     done = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True,
