@@ -386,6 +386,11 @@ ABI_STATUS = register(
 ENVIRONMENT_VALUE = register(
     "environment.value", "An environment variable the toolchain reads has a malformed value.",
     "Fix or unset the variable named.")
+ENVIRONMENT_CWD = register(
+    "environment.cwd", "The current directory no longer exists (it was removed while the shell "
+    "was in it), so a relative path cannot be resolved.",
+    "cd into an existing directory and run the command again.",
+    exit_status=EXIT_ENVIRONMENT)
 EVIDENCE_RECORD = register(
     "evidence.record", "An artifact record is not a horon.artifact-record.v1 document.",
     "Use the record `horon-bundle compile` wrote, unmodified.")
