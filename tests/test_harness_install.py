@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -499,3 +500,24 @@ def test_a_directory_planted_under_a_stored_name_is_swept_not_a_wedge(harness_zi
     installed = hb("install", harness_zip, home=home)
     assert installed.status == 0, installed.stderr
     assert not planted.exists() and _stored(home, harness_zip).is_file()
+
+
+def test_an_uninstall_whose_zip_cannot_be_removed_says_the_record_is_gone(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """The record goes first (the commit point), then the zip: a zip that cannot be removed
+    is install.io, whose hint said 'the previous state is unchanged' — false here."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    if subprocess.run(["chattr", "+i", str(stored)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        result = hb("uninstall", PLUGIN_NAME, PLUGIN_VERSION, home=home)
+        assert_refused(result, "install.io", status=3)
+        assert "state.json no longer names this bundle" in result.stderr
+        assert "previous state is unchanged" not in result.stderr
+    finally:
+        subprocess.run(["chattr", "-i", str(stored)], capture_output=True, check=False)
+    assert hb("list", "--json", home=home).json()["harness_bundles"][0]["state"] == "unrecorded"
+    assert hb("install", harness_zip, home=home).status == 0  # a harness writer: swept, stored

@@ -43,6 +43,8 @@ from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
 
 CHANGE_FORMAT = "horon.install-change.v1"
+_ZIP_LEFT = ("state.json no longer names this bundle (it is uninstalled); fix what the error "
+             "names: the next harness install or uninstall removes the zip left.")
 _PARTLY_REMOVED = ("state.json no longer names this version (it is uninstalled); fix what "
                    "the error names: the next writer removes the files left in "
                    "native-plugins/.trash-* (files still in place: the same uninstall again).")
@@ -251,7 +253,11 @@ def uninstall_harness(home_path: Path, name: str, version: str, *,
         store = home.area(HARNESS_DIR, DIGEST_DIR, create=False)
         if store is not None:
             with store:
-                collect_garbage(store, state.without_harness(name, version))
+                try:
+                    collect_garbage(store, state.without_harness(name, version))
+                except Refused as exc:  # after the record went: say so, not "unchanged"
+                    raise Refused([Finding(f.code, f.message, _ZIP_LEFT)
+                                   for f in exc.findings]) from None
         return Change(status=UNINSTALLED, plugin_id=name, version=version, targets=(),
                       wrote=True, notes=(f"removed {stored_where(record.sha256)}",),
                       kind="harness")
