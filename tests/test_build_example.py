@@ -177,6 +177,21 @@ def test_missing_cargo_is_an_environment_problem(tmp_path: Path) -> None:
     assert "toolchain.missing" in result.codes
 
 
+@pytest.mark.skipif(Path(shutil.which("cargo") or "cargo").resolve().name != "rustup",
+                    reason="cargo here is not rustup's proxy")
+def test_a_toolchain_that_cannot_run_is_an_environment_problem(tmp_path: Path) -> None:
+    """rustup with no default toolchain (a fresh RUSTUP_HOME): `cargo --version` fails. That is
+    this machine's problem, not the plugin's: exit 3, rustup's own words shown, nothing
+    written."""
+    empty = tmp_path / "rustup-home"
+    empty.mkdir()
+    out = tmp_path / "out"
+    result = cli("build", TEMPLATE, "--out", out, env={"RUSTUP_HOME": str(empty)})
+    assert_refused(result, "toolchain.missing", status=3)
+    assert "no default is configured" in result.stderr
+    assert not out.exists()
+
+
 def test_declared_sidecar_is_bundled_and_bound(tmp_path: Path, cargo_target_dir: Path) -> None:
     workspace = copy_workspace(TEMPLATE, tmp_path / "plugin")
     (workspace / "helpers").mkdir()

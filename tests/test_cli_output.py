@@ -7,6 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,21 @@ def test_refusals_are_one_line_each_with_code_and_hint(tmp_path: Path) -> None:
     assert all(re.match(r"ERROR [a-z]+\.[a-z0-9.-]+: horon-release\.toml: ", e) for e in errors)
     assert "fake.code" not in result.codes
     assert json.dumps(result.json()).count("fake.code") == 1  # the value, as data
+
+
+def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -> None:
+    """Run from a directory removed meanwhile, every relative path fails in getcwd(): that
+    was INTERNAL ERROR FileNotFoundError (exit 4) from list, install and build."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for args in (["list", "--home", "rel"], ["build"], ["install", "x.zip", "--home", "rel",
+                                                          "--json"]):
+        script = (f"cd {shlex.quote(str(gone))} && rmdir {shlex.quote(str(gone))} && exec "
+                  f"{shlex.quote(sys.executable)} -m horon_bundle {shlex.join(args)}")
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                              check=False, timeout=120)
+        assert done.returncode == 3, (args, done.stderr)
+        assert "ERROR environment.cwd: the current directory no longer exists" in done.stderr
+        assert "INTERNAL ERROR" not in done.stderr and "Traceback" not in done.stderr
+        gone.mkdir()
+    assert not (tmp_path / "rel").exists()

@@ -153,7 +153,7 @@ def test_the_generated_noxfile_runs_every_session(authored: Path, tmp_path: Path
     sessions = ["bundle", "verify", "doctor", "publish"]
     if has_command("install"):
         sessions.insert(3, "install")
-        env["HORON_HOME"] = str(tmp_path / "home")
+        env["HORON_AGENT_HOME"] = str(tmp_path / "home")  # the tool's own variable
     done = subprocess.run([nox, "--no-color", "-s", *sessions], cwd=workspace, env=env,
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -161,6 +161,8 @@ def test_the_generated_noxfile_runs_every_session(authored: Path, tmp_path: Path
         assert f"Session {session} was successful" in done.stderr, done.stderr
     assert (workspace / "dist" / f"{BUNDLE}.zip").is_file()
     assert _fetch(store, tmp_path / "fetched").is_file()
+    if "install" in sessions:  # with no `-- HOME`, where horon-bundle itself would install
+        assert (tmp_path / "home" / "native-plugins" / NAME).is_dir()
 
 
 def test_outputs_not_ignored_are_named_with_the_fix(authored: Path, tmp_path: Path) -> None:

@@ -117,6 +117,25 @@ def test_the_output_directory_inside_the_plugin_is_not_bundled(tmp_path: Path) -
     assert source["dirty"] is False
 
 
+def test_an_output_directory_that_would_take_plugin_files_with_it_is_refused(
+        tmp_path: Path) -> None:
+    """The output directory is left out of the zip: as the plugin directory (or one above
+    it) it took everything ('no plugin.json'); inside skills/ it silently dropped the skill
+    from a zip that verified. Both are refused before anything is written, in git or not."""
+    workspace = write_plugin(tmp_path / "plugin")
+    for git_checkout in (False, True):
+        if git_checkout:
+            commit_all(workspace)
+        for out in (workspace, tmp_path, workspace / "skills",
+                    workspace / "skills" / "release-notes" / "out",
+                    workspace / ".claude-plugin", workspace / "commands", workspace / "hooks"):
+            before = tree_snapshot(tmp_path)
+            result = cli("build", workspace, "--out", out)
+            assert_refused(result, "output.over-plugin")
+            assert "would be left out of the bundle" in result.stderr
+            assert tree_snapshot(tmp_path) == before
+
+
 def test_git_ignored_files_stay_out_and_a_change_raises_the_dirty_flag(tmp_path: Path) -> None:
     workspace = write_plugin(tmp_path / "plugin")
     (workspace / ".gitignore").write_text("*.log\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -122,6 +123,25 @@ def test_fetch_into_a_missing_parent_is_refused(harness_zip: Path, tmp_path: Pat
     assert tree_snapshot(tmp_path) == {**before, "shared": "dir"}
 
 
+def test_a_long_directory_name_is_fetched_and_one_too_long_refused(harness_zip: Path,
+                                                                   tmp_path: Path) -> None:
+    """The staging name `.<DIR>.fetch-<16 hex>` is 24 bytes longer than DIR's: a DIR name the
+    file system takes (here 240 bytes, of two-byte characters too) must not fail as a write
+    error (fetch.io, exit 3); a name it cannot take is fetch.into, nothing written."""
+    parent = tmp_path / "sandboxes"
+    parent.mkdir()
+    for name in ("a" * 240, "\u00e9" * 120):
+        result = cli("fetch", f"{harness_zip}.ref.json", "--into", parent / name)
+        assert result.status == 0, result.stderr
+        assert (parent / name / ".claude-plugin" / "plugin.json").is_file()
+    assert sorted(p.name for p in parent.iterdir()) == sorted(("a" * 240, "\u00e9" * 120))
+    before = tree_snapshot(tmp_path)
+    result = cli("fetch", f"{harness_zip}.ref.json", "--into", parent / ("b" * 256))
+    assert_refused(result, "fetch.into")
+    assert "a name longer than 255 bytes" in result.stderr
+    assert tree_snapshot(tmp_path) == before
+
+
 def test_a_tampered_stored_zip_is_caught_before_any_entry_is_read(harness_zip: Path,
                                                                   tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -201,6 +221,28 @@ def test_a_killed_fetch_leaves_nothing_under_dir(harness_zip: Path, tmp_path: Pa
     again = cli("fetch", f"{harness_zip}.ref.json", "--into", into)
     assert again.status == 0, again.stderr
     assert into.is_dir()
+
+
+def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
+                                                          tmp_path: Path) -> None:
+    """The zip is checked unchanged before DIR is created, not after: a refusal must not
+    leave a complete DIR behind (it did: install.race, exit 1, and DIR in place)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    archive = source / harness_zip.name
+    shutil.copy(harness_zip, archive)
+    shutil.copy(f"{harness_zip}.ref.json", source)
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    into = sandbox / "guard"
+    paused = Paused(["fetch", f"{archive}.ref.json", "--into", into], "unpacked",
+                    tmp_path / "pause")
+    info = archive.stat()
+    os.utime(archive, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))  # same bytes
+    result = paused.resume()
+    assert_refused(result, "install.race")
+    assert "changed while it was unpacked" in result.stderr
+    assert list(sandbox.iterdir()) == []
 
 
 def test_a_dir_that_appears_while_fetch_runs_is_not_replaced(harness_zip: Path,

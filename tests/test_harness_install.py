@@ -8,8 +8,11 @@ import hashlib
 import json
 import os
 import shutil
+import stat
+import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -354,3 +357,170 @@ def test_enable_of_a_harness_bundle_says_there_is_nothing_to_enable(harness_zip:
     for command in (("enable", PLUGIN_NAME), ("disable", PLUGIN_NAME)):
         assert_refused(hb(*command, home=home), "harness.unsupported", status=2)
     assert home_state(home) == before
+
+
+def test_doctor_of_an_installed_harness_name_says_it_is_a_harness_bundle(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """`doctor NAME` loads a native library: for a name installed as a harness bundle it says
+    what the name is (and what to run instead), not "not installed"."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    before = home_state(home)
+    for command in (("doctor", PLUGIN_NAME), ("doctor", PLUGIN_NAME, "--installed"),
+                    ("check", PLUGIN_NAME, "--kind", "native")):
+        result = hb(*command, home=home)
+        assert_refused(result, "layout.harness-bundle")
+        assert "as a harness bundle" in result.stderr and "not installed" not in result.stderr
+        assert f"horon-bundle check {PLUGIN_NAME}" in result.stderr
+    assert home_state(home) == before
+
+
+def test_a_stored_zip_deleted_by_hand_is_restored_by_the_same_bytes(harness_zip: Path,
+                                                                     tmp_path: Path) -> None:
+    """The record pins the digest, so the same zip again may only put back those bytes (the
+    native store does the same for a deleted copy); other bytes stay a version conflict."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    state = (home / "state.json").read_bytes()
+    stored.unlink()
+    other = built_zip(tmp_path / "other", edit=lambda root: (root / "commands" / "review.md")
+                      .write_text("---\ndescription: Review it all\n---\nReview.\n"))
+    before = home_state(home)
+    assert_refused(hb("install", other, home=home), "install.version-conflict")
+    assert home_state(home) == before
+    result = hb("install", harness_zip, "--json", home=home)
+    assert result.status == 0, result.stderr
+    assert (result.json()["status"], result.json()["wrote"]) == ("installed", ["files"])
+    assert stored.read_bytes() == harness_zip.read_bytes()
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o444
+    assert (home / "state.json").read_bytes() == state
+    assert hb("check", PLUGIN_NAME, home=home).status == 0
+    assert debris(home) == []
+
+
+def _many_skills(version: str) -> Any:
+    def edit(root: Path) -> None:
+        manifest = root / ".claude-plugin" / "plugin.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "version": version}))
+        for index in range(150):  # 150 frontmatters of 60 kB: a 9 MB catalogue
+            skill = root / "skills" / f"s{index}"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text(f"---\nname: s\ndescription: {'x' * 60000}\n---\n")
+    return edit
+
+
+def test_a_record_that_would_not_fit_the_state_file_stores_no_zip(tmp_path: Path) -> None:
+    """The state size limit is checked before the zip is stored: a refused install leaves
+    no zip in the store (it left one, saying 'nothing was changed')."""
+    first = built_zip(tmp_path / "first", edit=_many_skills("1.0.0"))
+    second = built_zip(tmp_path / "second", edit=_many_skills("2.0.0"))
+    home = tmp_path / "home"
+    assert hb("install", first, home=home).status == 0
+    before = home_state(home)
+    result = hb("install", second, home=home)
+    assert_refused(result, "install.state")
+    assert "would be" in result.stderr and "uninstall what is no longer needed" in result.stderr
+    assert home_state(home) == before
+
+
+def test_a_fifo_planted_in_the_home_is_refused_not_waited_on(harness_zip: Path,
+                                                              tmp_path: Path) -> None:
+    """Opening a FIFO for reading blocks until a writer comes: a FIFO in place of the stored
+    zip or of state.json hung check, status --verify, fetch and install (the last holding
+    the home's lock) forever. They are opened without blocking and refused."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    stored.unlink()
+    os.mkfifo(stored)
+    before = home_state(home)
+    for args in (("check", PLUGIN_NAME), ("status", "--verify"), ("install", harness_zip),
+                 ("fetch", f"{harness_zip}.ref.json", "--into", tmp_path / "sandbox")):
+        result = cli(*args, "--home", home, timeout=60)
+        assert_refused(result, "install.tampered")
+        assert "is a FIFO, not a stored zip" in result.stderr
+    assert home_state(home) == before and not (tmp_path / "sandbox").exists()
+    (home / "state.json").unlink()
+    os.mkfifo(home / "state.json")
+    assert_refused(cli("list", "--home", home, timeout=60), "install.home")
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    shutil.copy(f"{harness_zip}.ref.json", beside)
+    os.mkfifo(beside / harness_zip.name)
+    for extra in ((), ("--zip", beside / harness_zip.name)):
+        result = cli("fetch", beside / f"{harness_zip.name}.ref.json", "--into",
+                     tmp_path / "sandbox", *extra, timeout=60)
+        assert_refused(result, "ref.zip-missing")
+        assert "not a regular file" in result.stderr
+    ref = beside / f"{harness_zip.name}.ref.json"
+    commands: list[tuple[str | Path, ...]] = [("install", ref, "--home", home), ("verify", ref)]
+    for command in commands:
+        result = cli(*command, timeout=60)  # it exists: not "no such file"
+        assert_refused(result, "ref.zip-missing")
+        assert "not a regular file" in result.stderr and "no such file" not in result.stderr
+
+
+def test_status_verify_reports_a_linked_stored_zip_and_still_judges_the_others(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """A link (or FIFO) in place of one stored zip is that bundle's finding: status --verify
+    still verifies and lists every other bundle, as it does for native copies."""
+    def renamed(root: Path) -> None:
+        manifest = root / ".claude-plugin" / "plugin.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()),
+                                        "name": "other-kit"}))
+    other = built_zip(tmp_path / "other", edit=renamed)
+    home = tmp_path / "home"
+    for archive in (harness_zip, other):
+        assert hb("install", archive, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    stored.unlink()
+    stored.symlink_to(harness_zip)
+    result = hb("status", "--verify", "--json", home=home)
+    assert_refused(result, "install.symlink")
+    verified = {b["name"]: b["verified"] for b in result.json()["harness_bundles"]}
+    assert verified == {PLUGIN_NAME: False, "other-kit": True}
+
+
+def test_a_directory_planted_under_a_stored_name_is_swept_not_a_wedge(harness_zip: Path,
+                                                                      tmp_path: Path) -> None:
+    """A directory named like a stored zip that no record names made every harness writer
+    fail (install.io 'Is a directory', exit 3) — uninstall after it had already changed the
+    state. It is debris like any unrecorded name: removed, a link inside not followed."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("mine\n")
+    planted = home / STORE / f"{'a' * 64}.zip"
+    (planted / "sub").mkdir(parents=True)
+    (planted / "sub" / "link").symlink_to(outside, target_is_directory=True)
+    result = hb("uninstall", PLUGIN_NAME, PLUGIN_VERSION, home=home)
+    assert result.status == 0, result.stderr
+    assert not planted.exists() and list((home / STORE).iterdir()) == []
+    assert (outside / "keep").read_text() == "mine\n"
+    (planted / "sub").mkdir(parents=True)
+    installed = hb("install", harness_zip, home=home)
+    assert installed.status == 0, installed.stderr
+    assert not planted.exists() and _stored(home, harness_zip).is_file()
+
+
+def test_an_uninstall_whose_zip_cannot_be_removed_says_the_record_is_gone(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """The record goes first (the commit point), then the zip: a zip that cannot be removed
+    is install.io, whose hint said 'the previous state is unchanged' — false here."""
+    home = tmp_path / "home"
+    assert hb("install", harness_zip, home=home).status == 0
+    stored = _stored(home, harness_zip)
+    if subprocess.run(["chattr", "+i", str(stored)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        result = hb("uninstall", PLUGIN_NAME, PLUGIN_VERSION, home=home)
+        assert_refused(result, "install.io", status=3)
+        assert "state.json no longer names this bundle" in result.stderr
+        assert "previous state is unchanged" not in result.stderr
+    finally:
+        subprocess.run(["chattr", "-i", str(stored)], capture_output=True, check=False)
+    assert hb("list", "--json", home=home).json()["harness_bundles"][0]["state"] == "unrecorded"
+    assert hb("install", harness_zip, home=home).status == 0  # a harness writer: swept, stored

@@ -88,6 +88,26 @@ def test_routing_is_by_content_not_by_name(tmp_path: Path) -> None:
     assert result.status == 0 and result.json()["kind"] == "harness"
 
 
+def test_commands_that_read_native_bundles_name_a_harness_bundle_as_one(
+        tmp_path: Path) -> None:
+    """inspect, doctor and reproduce read native bundles: given a harness zip, its ref or an
+    unpacked harness directory they say so (and point to verify), not 'plugin.json is
+    missing' of a bundle that has one under .claude-plugin/."""
+    archive = _built(tmp_path)
+    ref = archive.with_name(archive.name + ".ref.json")
+    unpacked = tmp_path / "unpacked"
+    assert cli("fetch", ref, "--into", unpacked).status == 0
+    before = tree_snapshot(tmp_path)
+    for args in (("inspect", archive), ("inspect", ref, "--json"), ("inspect", unpacked),
+                 ("doctor", archive), ("doctor", unpacked, "--json"),
+                 ("reproduce", archive, "--source", tmp_path / "plugin")):
+        result = cli(*args)
+        assert_refused(result, "layout.harness-bundle")
+        assert "is missing" not in result.stderr + result.stdout, args
+        assert "horon-bundle verify" in result.stderr, args
+    assert tree_snapshot(tmp_path) == before
+
+
 def _rezip(archive: Path, change: dict[str, bytes | None]) -> None:
     with zipfile.ZipFile(archive) as source:
         items = [(i, source.read(i)) for i in source.infolist()]

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -406,6 +407,68 @@ def test_status_reconciles_the_disk_with_the_state_file(bundles: Bundles,
     assert "recorded in state.json but missing" in missing.stderr
     assert_refused(hb("enable", "example", "0.1.0", home=home), "install.not-installed")
     assert hb("list", "--json", home=tmp_path / "none").json()["exists"] is False
+
+
+def test_a_version_whose_copy_was_deleted_keeps_its_recorded_bytes(bundles: Bundles,
+                                                                   tmp_path: Path) -> None:
+    """The copy of an enabled version removed by hand (not uninstalled): state.json still
+    records what 0.1.0 was installed with, so other bytes under 0.1.0 are a version conflict
+    — they would otherwise be installed and stay enabled — and the same bytes put it back."""
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    shutil.rmtree(home / "native-plugins" / "example")
+    before = home_state(home)
+    result = hb("install", bundles.v1_other, "--enable", home=home)
+    assert_refused(result, "install.version-conflict")
+    assert "its copy is missing" in result.stderr
+    assert home_state(home) == before
+    restored = hb("install", bundles.v1, "--json", home=home)
+    assert restored.status == 0, restored.stderr
+    assert restored.json()["status"] == "installed"
+    assert hb("check", "example", home=home).status == 0
+
+
+def test_install_dot_records_the_directory_name_as_its_source(bundles: Bundles,
+                                                              tmp_path: Path) -> None:
+    """`install .` from inside a bundle directory recorded the source as "''" (the repr of
+    Path('.').name); it is the directory's name."""
+    home = tmp_path / "home"
+    result = cli("install", ".", "--home", home, cwd=bundles.v1_dir)
+    assert result.status == 0, result.stderr
+    state = json.loads((home / "state.json").read_text())
+    [copy] = state["native_plugins"]["example"]["installed"]["0.1.0"].values()
+    assert copy["source"] == bundles.v1_dir.name
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    """chattr +i / -i (root on ext4 and the like): even root cannot unlink the file."""
+    done = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True,
+                          check=False)
+    return done.returncode == 0
+
+
+def test_an_uninstall_that_fails_after_the_state_change_says_so(bundles: Bundles,
+                                                                tmp_path: Path) -> None:
+    """The state is changed first (the version is uninstalled), then the files go. A file
+    that cannot be removed is install.io — whose hint said 'the previous state is
+    unchanged', which was false here. It says what happened, and the next writer finishes."""
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    stuck = copy_location(home, "0.1.0") / "LICENSE"
+    if not _immutable(stuck, True):
+        pytest.skip("chattr +i is not available here")
+    try:
+        result = hb("uninstall", "example", "0.1.0", home=home)
+        assert_refused(result, "install.io", status=3)
+        assert "state.json no longer names this version" in result.stderr
+        assert "previous state is unchanged" not in result.stderr
+        assert hb("list", "--json", home=home).json()["copies"] == []
+    finally:
+        for trashed in home.glob("native-plugins/.trash-*/0.1.0/*/LICENSE"):
+            _immutable(trashed, False)
+        _immutable(stuck, False)
+    assert hb("disable", "example", home=home).status == 1  # a writer: it sweeps the trash
+    assert debris(home) == [] and list((home / "native-plugins").iterdir()) == []
 
 
 def test_layout_files_that_are_not_regular_files_are_refused(bundles: Bundles,

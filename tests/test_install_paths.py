@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import HOST, assert_refused, tree_snapshot
+from tests.harness_support import built_zip
+from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 from tests.install_support import (
     Bundles,
     Paused,
@@ -213,6 +214,51 @@ def test_a_malformed_state_file_is_refused_before_anything_is_staged(bundles: Bu
         assert_refused(hb("install", bundles.v2, home=home), "install.state")
         assert_refused(hb("status", home=home), "install.state")
         assert home_state(home) == before
+
+
+@pytest.mark.parametrize(("case", "code"), [("malformed", "install.state"),
+                                            ("directory", "install.home"),
+                                            ("link", "install.symlink")])
+def test_a_state_file_that_cannot_be_read_is_refused_before_any_write(
+        bundles: Bundles, tmp_path: Path, case: str, code: str) -> None:
+    """A home holding no native-plugins/ or harness store yet (a harness-only home, one a host
+    made): every writer refuses its unreadable state.json with nothing written — no lock
+    file, no area directory, not even the sweep of a killed writer's temp file."""
+    harness = built_zip(tmp_path / "harness")
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    state = home / "state.json"
+    if case == "malformed":
+        state.write_text('{"format": "horon.agent-home.v1",')
+    elif case == "directory":
+        state.mkdir()
+    else:
+        state.symlink_to(tmp_path / "elsewhere.json")
+    (home / ".state.json.0123456789abcdef.tmp").write_text("left by a killed writer\n")
+    before = home_state(home)
+    for args in (("install", bundles.v1), ("install", harness), ("enable", "example"),
+                 ("disable", "example"), ("uninstall", "example", "0.1.0"),
+                 ("uninstall", "guard-kit", "1.2.0", "--kind", "harness")):
+        assert_refused(hb(*args, home=home), code)
+        assert home_state(home) == before, args
+    assert not (tmp_path / "elsewhere.json").exists()
+
+
+def test_an_empty_home_is_a_usage_error_not_the_current_directory(bundles: Bundles,
+                                                                  tmp_path: Path) -> None:
+    """`--home ""` (an unset variable in a script) is Path(""), the current directory: it
+    would become an agent home. It is refused before anything is read or written."""
+    work = tmp_path / "work"
+    work.mkdir()
+    for args in (("install", bundles.v1), ("list",), ("status",), ("enable", "example"),
+                 ("uninstall", "example", "0.1.0"), ("check", "example")):
+        result = cli(*args, "--home", "", cwd=work)
+        assert_refused(result, "usage.invalid", status=2)
+        assert "argument --home: an empty path" in result.stderr, result.stderr
+    ref = built_zip(tmp_path / "harness").with_name("guard-kit-1.2.0.zip.ref.json")
+    result = cli("fetch", ref, "--into", "sandbox", "--home", "", cwd=work)
+    assert_refused(result, "usage.invalid", status=2)
+    assert not any(work.iterdir())
 
 
 def test_malformed_names_on_the_command_line_are_usage_errors(tmp_path: Path) -> None:

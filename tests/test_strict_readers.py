@@ -131,3 +131,17 @@ def test_collisions_fold_case_and_normalisation() -> None:
 ])
 def test_target_os(target: str, os_name: str | None) -> None:
     assert paths.target_os(target) == os_name
+
+
+def test_a_tool_format_number_past_pythons_digit_limit_is_a_clean_refusal() -> None:
+    """Readers of host and tool formats admit any number (harness hooks.json, plugin.json,
+    cargo's output); past 4300 digits int() itself fails, and its message — about
+    sys.set_int_max_str_digits(), cut at 120 characters — was shown as json.syntax."""
+    assert read_json(b'{"timeout": ' + b"9" * 4300 + b"}", source="x.json",
+                     any_number=True) == {"timeout": int("9" * 4300)}
+    with pytest.raises(Refused) as refused:
+        read_json(b'{"timeout": ' + b"1" * 5001 + b"}", source="hooks.json", any_number=True)
+    [finding] = refused.value.findings
+    assert finding.code.name == "json.integer-range"
+    assert finding.message == "hooks.json: integer with 5001 digits (at most 4300)"
+    assert "sys." not in finding.message and "fewer digits" in finding.hint

@@ -4,14 +4,14 @@
     nox -s bundle            build, verify and archive into dist/ (build options after --)
     nox -s verify            verify every archive in dist/ offline
     nox -s doctor            load each bundle's library in a child process, check the ABI
-    nox -s install -- HOME   install the bundles into an agent home (default: $HORON_HOME)
+    nox -s install [-- HOME] install the bundles into an agent home (default: horon-bundle's,
+                             $HORON_AGENT_HOME, else ~/.local/share/horon-agent)
     nox -s publish           publish dist/ (skipped unless HORON_PUBLISH_ENABLED=true and
                              HORON_PUBLISH_DESTINATION are set)
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -67,14 +67,12 @@ def doctor(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def install(session: nox.Session) -> None:
-    """Install every bundle of dist/ into an agent home: `nox -s install -- HOME`."""
+    """Install every bundle of dist/ into an agent home: `nox -s install [-- HOME [OPTIONS]]`
+    (without HOME, the one horon-bundle uses: $HORON_AGENT_HOME, else the XDG data home)."""
     tool = _tool(session)
-    home = session.posargs[0] if session.posargs else os.environ.get("HORON_HOME")
-    if not home:
-        session.error("name the agent home: `nox -s install -- HOME` (or set HORON_HOME)")
+    home = ["--home", session.posargs[0]] if session.posargs else []
     for path in _bundles(session):
-        session.run(tool, "install", path, "--home", home, *session.posargs[1:],
-                    external=True)
+        session.run(tool, "install", path, *home, *session.posargs[1:], external=True)
 
 
 @nox.session(python=False)

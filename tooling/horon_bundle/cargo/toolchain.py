@@ -25,8 +25,11 @@ class Toolchain:
 
 def probe_toolchain(workspace: Path, *, env: Mapping[str, str] | None = None) -> Toolchain:
     """Ask cargo and rustc about themselves, from the workspace (rust-toolchain files apply)."""
-    cargo = run_text(["cargo", "--version"], cwd=workspace, env=env).strip()
-    verbose = run_text(["rustc", "-vV"], cwd=workspace, env=env)
+    # a toolchain that cannot say its own version (rustup with no default toolchain, a
+    # rust-toolchain file naming one not installed) is this machine's problem: exit 3
+    cargo = run_text(["cargo", "--version"], cwd=workspace, env=env,
+                     failed=codes.TOOLCHAIN_MISSING).strip()
+    verbose = run_text(["rustc", "-vV"], cwd=workspace, env=env, failed=codes.TOOLCHAIN_MISSING)
     facts = dict(line.split(": ", 1) for line in verbose.splitlines()[1:] if ": " in line)
     return Toolchain(cargo_version=cargo, rustc_version=verbose.splitlines()[0].strip(),
                      rustc_commit=facts.get("commit-hash", "unknown"),

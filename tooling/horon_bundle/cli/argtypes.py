@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 MAX_SECONDS = 86_400.0  # one day: beyond it a deadline overflows the clocks and timers using it
 
@@ -20,6 +21,15 @@ def positive_seconds(text: str) -> float:
     if value > MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"{text!r}: at most {MAX_SECONDS:.0f} seconds (a day)")
     return value
+
+
+def named_directory(text: str) -> Path:
+    """A directory named on the command line (`--home`): an empty value is refused, since
+    `Path("")` is the current directory and would silently make it the agent home."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; name the directory (use . for the "
+                                         "current one)")
+    return Path(text)
 
 
 def mebibytes(text: str) -> int:

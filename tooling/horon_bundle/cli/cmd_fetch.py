@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_directory
 from horon_bundle.cli.home_args import home_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.fetch import FetchRequest, fetch
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--zip", type=Path, metavar="PATH",
                         help="the zip the ref names (default: the home's store, else beside "
                              "the ref)")
-    parser.add_argument("--home", type=Path, metavar="DIR",
+    parser.add_argument("--home", type=named_directory, metavar="DIR",
                         help="the agent home whose store is searched (default: "
                              "$HORON_AGENT_HOME, else $XDG_DATA_HOME/horon-agent, else "
                              "~/.local/share/horon-agent)")

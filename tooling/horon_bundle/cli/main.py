@@ -131,6 +131,24 @@ def _unknown_command(arguments: Sequence[str]) -> None:
                 f"Commands: {', '.join(COMMANDS)}.", parser=parser(""))
 
 
+def _cwd_gone() -> bool:
+    """Whether the current directory was removed (every relative path then fails)."""
+    try:
+        os.getcwd()  # noqa: PTH109 - the call that fails, rather than Path.cwd() around it
+    except FileNotFoundError:
+        return True
+    return False
+
+
+def _refused(exc: Refused, args: argparse.Namespace, as_json: bool) -> int:
+    from horon_bundle.cli import render  # noqa: PLC0415 - after parsing, as in main
+
+    if as_json:
+        render.print_json(render.refusal_document(exc.findings, exc.exit_status))
+    render.findings(exc.findings, subject=getattr(args, "subject", None))
+    return exc.exit_status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments == ["--version"]:
@@ -147,14 +165,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.run(args)
     except Refused as exc:
-        if as_json:
-            render.print_json(render.refusal_document(exc.findings, exc.exit_status))
-        render.findings(exc.findings, subject=getattr(args, "subject", None))
-        return exc.exit_status
+        return _refused(exc, args, as_json)
     except KeyboardInterrupt:
         render.say("[bold red]interrupted[/]")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if isinstance(exc, FileNotFoundError) and _cwd_gone():
+            from horon_bundle.core import codes  # noqa: PLC0415 - only on this path
+
+            return _refused(Refused.one(codes.ENVIRONMENT_CWD, "the current directory no "
+                                                               "longer exists"), args, as_json)
         if os.environ.get("HORON_DEBUG"):
             traceback.print_exc()
         render.say("[bold red]INTERNAL ERROR[/] {}: {}", type(exc).__name__, exc)

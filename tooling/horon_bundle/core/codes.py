@@ -131,6 +131,13 @@ LAYOUT_LIMIT = register(
 LAYOUT_NOT_A_BUNDLE = register(
     "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
     "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
+LAYOUT_HARNESS_BUNDLE = register(
+    "layout.harness-bundle",
+    "A harness bundle (a .claude-plugin/ or .muse-plugin/ manifest, no plugin.json at the "
+    "root) was given to a command that reads native bundles only (inspect, doctor, "
+    "reproduce), or `doctor ID` names one installed as a harness bundle.",
+    "Check a harness zip with `horon-bundle verify` (its ref too); once installed, `list "
+    "--catalogue` shows what it offers (docs/harness.md).")
 
 # --- archives -----------------------------------------------------------------------------
 ARCHIVE_FORMAT = register(
@@ -294,6 +301,12 @@ SOURCE_GIT = register(
 OUTPUT_EXISTS = register(
     "output.exists", "The bundle directory already exists with other content.",
     "Remove the old bundle or choose another --out directory.")
+OUTPUT_OVER_PLUGIN = register(
+    "output.over-plugin",
+    "The output directory of a harness build is the plugin directory, one above it, or inside "
+    "a directory the host reads (.claude-plugin, skills, commands, agents, hooks): it is "
+    "never bundled, so the plugin files in it would be missing from the zip.",
+    "Write the outputs to a directory of their own, e.g. --out dist (list it in .gitignore).")
 OUTPUT_WRITE = register(
     "output.write-failed", "A file could not be written: the disk is full, read-only or the "
     "directory is not writable.",
@@ -373,6 +386,11 @@ ABI_STATUS = register(
 ENVIRONMENT_VALUE = register(
     "environment.value", "An environment variable the toolchain reads has a malformed value.",
     "Fix or unset the variable named.")
+ENVIRONMENT_CWD = register(
+    "environment.cwd", "The current directory no longer exists (it was removed while the shell "
+    "was in it), so a relative path cannot be resolved.",
+    "cd into an existing directory and run the command again.",
+    exit_status=EXIT_ENVIRONMENT)
 EVIDENCE_RECORD = register(
     "evidence.record", "An artifact record is not a horon.artifact-record.v1 document.",
     "Use the record `horon-bundle compile` wrote, unmodified.")

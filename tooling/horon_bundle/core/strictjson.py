@@ -32,14 +32,15 @@ _JSON_WHITESPACE = " \t\n\r"
 
 
 class _Reject(Exception):
-    def __init__(self, code: Code, message: str) -> None:
+    def __init__(self, code: Code, message: str, hint: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.hint = hint
 
 
-def _refuse(source: str, code: Code, message: str) -> NoReturn:
-    raise Refused.one(code, f"{source}: {message}")
+def _refuse(source: str, code: Code, message: str, hint: str = "") -> NoReturn:
+    raise Refused.one(code, f"{source}: {message}", hint)
 
 
 def _check_encoding(data: bytes, source: str) -> str:
@@ -119,7 +120,20 @@ _DECODER = json.JSONDecoder(
     object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int,
     strict=True,
 )
-_TOOL_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, strict=True)
+_TOOL_MAX_DIGITS = 4300  # Python's own limit for int(); no file the toolchain reads needs more
+
+
+def _any_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > _TOOL_MAX_DIGITS:  # else int() fails with a message about Python itself
+        raise _Reject(codes.JSON_INTEGER_RANGE,
+                      f"integer with {len(digits)} digits (at most {_TOOL_MAX_DIGITS})",
+                      "Write the number with fewer digits; no host reads this one as written.")
+    return int(text)
+
+
+_TOOL_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant,
+                                 parse_int=_any_int, strict=True)
 
 
 def read_json(
@@ -143,7 +157,7 @@ def read_json(
     try:
         value, end = (_TOOL_DECODER if any_number else _DECODER).raw_decode(text, start)
     except _Reject as exc:
-        _refuse(source, exc.code, exc.message)
+        _refuse(source, exc.code, exc.message, exc.hint)
     except json.JSONDecodeError as exc:
         _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
     except (ValueError, RecursionError) as exc:  # digit limits and the like: still a refusal

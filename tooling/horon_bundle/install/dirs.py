@@ -23,6 +23,18 @@ from horon_bundle.core.errors import Refused
 DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_CLOEXEC", 0)
 FILE_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# reading a file of the home (or a zip named to fetch): with O_NONBLOCK a FIFO planted under
+# the name opens at once, to be refused as not a regular file, instead of blocking forever
+# for a writer; the caller makes a regular file's descriptor blocking again (`regular_fd`)
+READ_FLAGS = os.O_RDONLY | FILE_FLAGS | getattr(os, "O_NONBLOCK", 0)
+
+
+def regular_fd(fd: int) -> bool:
+    """Whether `fd` (opened with READ_FLAGS) is a regular file; if so it is made blocking."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        return False
+    os.set_blocking(fd, True)
+    return True
 
 
 def io_error(where: str, exc: OSError) -> Refused:

@@ -28,7 +28,7 @@ from typing import Any
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.copies import through_descriptor
-from horon_bundle.install.dirs import DIR_FLAGS, FILE_FLAGS, lstat_at
+from horon_bundle.install.dirs import DIR_FLAGS, READ_FLAGS, lstat_at, regular_fd
 from horon_bundle.install.harness_store import Opened, judge_opened, open_file_at
 from horon_bundle.install.home import open_home, require_posix
 from horon_bundle.install.layout import DIGEST_DIR, HARNESS_DIR, stored_name, stored_where
@@ -43,6 +43,7 @@ from horon_bundle.verify.source import open_bundle
 
 FETCH_FORMAT = "horon.fetch-result.v1"
 FROM_ZIP, FROM_HOME, FROM_BESIDE = "--zip", "home", "beside the ref"
+_NAME_HINT = "Name the new directory with a portable name (no control character, '..' or ':')."
 _PARENT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -77,9 +78,13 @@ def fetch(request: FetchRequest) -> FetchResult:
     into = request.into if request.into.is_absolute() else Path.cwd() / request.into
     name = into.name
     if not name or paths.path_problem(name) or name in (".", ".."):
-        raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: not a directory name")
+        raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: not a directory name",
+                          _NAME_HINT)
     parent = _open_parent(into)
     try:
+        if len(os.fsencode(name)) > _name_max(parent):
+            raise Refused.one(codes.FETCH_INTO, f"--into {request.into}: a name longer than "
+                                                f"{_name_max(parent)} bytes", _NAME_HINT)
         if lstat_at(parent, name, str(into)) is not None:
             raise Refused.one(codes.FETCH_EXISTS, f"{into} exists; fetch creates a new "
                                                   "directory")
@@ -92,16 +97,29 @@ def fetch(request: FetchRequest) -> FetchResult:
             judged = judge_opened(opened, ref, harness=request.harness)
             if isinstance(judged, list):
                 raise Refused(judged)
-            count = _unpack(opened, judged, parent, into)
-            if not opened.unchanged(before):
-                raise Refused.one(codes.INSTALL_RACE,
-                                  f"{opened.where} changed while it was unpacked")
+            count = _unpack(opened, judged, parent, into, before)
             assert judged.catalogue is not None
             return FetchResult(name=ref.name, version=judged.catalogue.version,
                                sha256=ref.sha256, into=into, found=found,
                                zip=opened.where, files=count)
     finally:
         os.close(parent)
+
+
+def _name_max(directory: int) -> int:
+    """The longest file name the directory's file system takes (255 where it does not say)."""
+    try:
+        return int(os.fpathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+def staging_prefix(name: str, name_max: int) -> str:
+    """`.<name>.fetch-`, the name cut (at a character boundary) so that the staging name,
+    with its 16 random hex digits, fits the file system like DIR's own name does."""
+    room = name_max - len(".") - len(".fetch-") - 16
+    cut = os.fsencode(name)[:max(room, 1)].decode("utf-8", "ignore") or "x"
+    return f".{cut}.fetch-"
 
 
 def _open_parent(into: Path) -> int:
@@ -171,11 +189,11 @@ def _open_path(path: Path, label: str) -> Iterator[Opened]:
         raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: {exc.strerror}") from None
     try:
         try:
-            fd = os.open(absolute.name, os.O_RDONLY | FILE_FLAGS, dir_fd=parent)
+            fd = os.open(absolute.name, READ_FLAGS, dir_fd=parent)
         except OSError as exc:
             raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: {exc.strerror} (a link is "
                                                      "not followed)") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if not regular_fd(fd):
             os.close(fd)
             raise Refused.one(codes.REF_ZIP_MISSING, f"{label}: not a regular file")
         with Opened(parent, absolute.name, fd, str(path), absolute) as opened:
@@ -184,13 +202,16 @@ def _open_path(path: Path, label: str) -> Iterator[Opened]:
         os.close(parent)
 
 
-def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path) -> int:
-    """Every entry into staging beside DIR, judged again, renamed onto DIR; the file count."""
+def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path,
+            before: tuple[int, ...]) -> int:
+    """Every entry into staging beside DIR, judged again, renamed onto DIR; the file count.
+    The zip must still be the file hashed (`before`) when DIR is created: a refusal after the
+    rename would leave DIR behind."""
     name = into.name
     try:
         with open_bundle(opened.path()) as source, \
                 Staging(parent, str(into.parent), into.parent, [],
-                        prefix=f".{name}.fetch-") as staging:
+                        prefix=staging_prefix(name, _name_max(parent))) as staging:
             for path in sorted(source.files):  # validated, every one, before this first write
                 stream = source.open(path)
                 try:
@@ -202,6 +223,9 @@ def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path) -> i
             pause("unpacked")
             staging.recheck()
             _same_parent(into, parent)
+            if not opened.unchanged(before):
+                raise Refused.one(codes.INSTALL_RACE,
+                                  f"{opened.where} changed while it was unpacked")
             staging.commit(parent, name, str(into))
             return len(source.files)
     except Refused as exc:

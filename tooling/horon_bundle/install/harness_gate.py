@@ -75,7 +75,9 @@ def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions) ->
     zipped = zip_of(path, harness)
     if zipped.is_symlink() or not zipped.is_file():
         code = codes.REF_ZIP_MISSING if zipped != path else codes.INPUT_UNREADABLE
-        raise Refused.one(code, f"{zipped}: no such file (a link is not followed)")
+        what = "a symbolic link, which is not followed" if zipped.is_symlink() else \
+            "not a regular file" if zipped.exists() else "no such file"
+        raise Refused.one(code, f"{zipped}: {what}")
     try:
         before = stat_key(zipped)
         digest = hash_file(zipped)

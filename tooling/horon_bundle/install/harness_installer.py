@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter, SilentReporter
+from horon_bundle.install.dirs import lstat_at
 from horon_bundle.install.harness_gate import AdmittedHarness, admit_harness
 from horon_bundle.install.harness_store import (
     collect_garbage,
@@ -41,7 +42,7 @@ from horon_bundle.install.pause import pause
 from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HarnessRecord, HomeState, now_utc, source_name
-from horon_bundle.install.statefile import read_state, replace_state
+from horon_bundle.install.statefile import read_state, replace_state, state_fitting
 from horon_bundle.model.harness.ref import BundleRef
 
 if TYPE_CHECKING:
@@ -100,16 +101,23 @@ def install_harness(request: InstallRequest,
             notes = tuple(f"removed {what}: no record names it (an interrupted install or "
                           "uninstall)" for what in removed)
             record = state.harness_record(admitted.name, admitted.version)
+            if record is not None and record.sha256 == admitted.digest.sha256 \
+                    and lstat_at(store.fd, stored_name(record.sha256), store.where) is None:
+                reporter.step(f"restoring the missing {stored_where(record.sha256)}")
+                _stage_and_commit(home, store, admitted)  # the recorded bytes: kept record
+                return _result(INSTALLED, admitted, request, wrote=("files",), notes=(
+                    *notes, f"restored {stored_where(record.sha256)}, which was missing"))
             if record is not None:
                 return _already(request, store, admitted, record, notes=notes)
             _refuse_foreign_record(state, admitted)
+            new_state = state.with_harness(admitted.name, admitted.version, HarnessRecord(
+                sha256=admitted.digest.sha256, size=admitted.digest.size,
+                installed_at=now_utc(), source=source_name(admitted.named),
+                catalogue=admitted.catalogue))
+            state_fitting(new_state)  # before the zip is stored: a refusal leaves no file
             reporter.step(f"storing {admitted.name} {admitted.version} in {home.path}")
             _stage_and_commit(home, store, admitted)
         pause("renamed")
-        new_state = state.with_harness(admitted.name, admitted.version, HarnessRecord(
-            sha256=admitted.digest.sha256, size=admitted.digest.size,
-            installed_at=now_utc(), source=source_name(admitted.named),
-            catalogue=admitted.catalogue))
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, wrote=("files", "state"), notes=notes)
 

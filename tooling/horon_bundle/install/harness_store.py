@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +20,14 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_stream
 from horon_bundle.install.copies import through_descriptor
-from horon_bundle.install.dirs import FILE_FLAGS, Chain, io_error, kind_of
+from horon_bundle.install.dirs import (
+    READ_FLAGS,
+    Chain,
+    io_error,
+    kind_of,
+    regular_fd,
+    remove_tree_at,
+)
 from horon_bundle.install.layout import (
     DIGEST_DIR,
     HARNESS_DIR,
@@ -86,7 +92,7 @@ def open_file_at(parent: int, name: str, where: str, fallback: Path) -> Opened |
     """`name` under `parent` for reading: None when absent; a link is install.symlink, any
     other non-regular file install.tampered (the store holds only what install wrote)."""
     try:
-        fd = os.open(name, os.O_RDONLY | FILE_FLAGS, dir_fd=parent)
+        fd = os.open(name, READ_FLAGS, dir_fd=parent)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -94,8 +100,8 @@ def open_file_at(parent: int, name: str, where: str, fallback: Path) -> Opened |
             raise Refused.one(codes.INSTALL_SYMLINK, f"{where} is a symbolic link; it is not "
                                                      "followed") from None
         raise io_error(where, exc) from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    if not regular_fd(fd):
+        info = os.fstat(fd)
         os.close(fd)
         raise Refused.one(codes.INSTALL_TAMPERED, f"{where} is a {kind_of(info.st_mode)}, "
                                                   "not a stored zip")
@@ -129,10 +135,8 @@ def collect_garbage(store: Chain, state: HomeState) -> list[str]:
     for name in stored_names(store):
         if name in recorded:
             continue
-        try:
-            os.unlink(name, dir_fd=store.fd)
-        except FileNotFoundError:
-            continue
+        try:  # a directory planted under such a name too: it is not followed, only removed
+            remove_tree_at(store.fd, name)
         except OSError as exc:
             raise io_error(f"{store.where}/{name}", exc) from None
         removed.append(f"{HARNESS_DIR}/{DIGEST_DIR}/{name}")

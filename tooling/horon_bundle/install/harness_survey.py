@@ -87,8 +87,11 @@ def survey_harness(home: Home, state: HomeState, *, name: str | None = None,
                                      record=record,
                                      on_disk=stored_name(record.sha256) in on_disk)
                 if verify:
-                    item.verified = ([_missing(each, version, record)] if store is None
-                                     else verify_stored(store, each, version, record))
+                    try:
+                        item.verified = ([_missing(each, version, record)] if store is None
+                                         else verify_stored(store, each, version, record))
+                    except Refused as exc:  # a link or a FIFO in its place: this one only
+                        item.verified = list(exc.findings)
                 found.append(item)
         if name is None:
             recorded = {stored_name(sha) for sha in state.harness_digests()}

@@ -28,6 +28,7 @@ from horon_bundle.install.layout import (
     TRASH_PREFIX,
 )
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT, HomeLock
+from horon_bundle.install.statefile import read_state
 
 _HOME_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -123,7 +124,12 @@ def _create(path: Path, *, parents: bool) -> Home:
 def writing(path: Path, *, create: bool = True, parents: bool = False,
             lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[Home]:
     """The home for writing: created if missing (mode 0700) when `create`, locked, swept of
-    debris. Without `create` a missing home is install.not-installed (nothing is there)."""
+    debris. Without `create` a missing home is install.not-installed (nothing is there).
+
+    The state file is read once before the lock is taken: one that cannot be read (malformed,
+    a link, not a file) is refused before anything is written — no lock file, no sweep, no
+    area directory. It is replaced atomically, so this unlocked read sees a whole file; the
+    caller reads it again under the lock."""
     require_posix()
     if create:
         home = _create(path, parents=parents)
@@ -134,6 +140,7 @@ def writing(path: Path, *, create: bool = True, parents: bool = False,
                               f"{path}: no agent home here, so nothing is installed")
         home = Home(path, fd)
     try:
+        read_state(home.fd)
         with HomeLock(home.fd, timeout=lock_timeout):
             sweep(home)
             yield home

@@ -32,7 +32,7 @@ from horon_bundle.install.pause import pause
 from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HomeState, InstalledCopy, now_utc, source_name
-from horon_bundle.install.statefile import read_state, replace_state
+from horon_bundle.install.statefile import read_state, replace_state, state_fitting
 from horon_bundle.verify.route import HARNESS_KIND, bundle_kind
 from horon_bundle.verify.source import open_bundle
 
@@ -101,17 +101,33 @@ def install(request: InstallRequest,
             present = len(chain.links) - 1  # how many of id, version, target exist
             if present == len(parts):
                 return _already(request, home, chain, admitted, state)
+            _refuse_other_recorded(state, parts, admitted)
+            new_state = state.with_copy(*parts, _record(admitted))
+            notes = []
+            if request.enable:
+                notes += _enable_note(state, parts)
+                new_state = new_state.with_enabled(manifest.id, manifest.target,
+                                                   manifest.version)
+            state_fitting(new_state)  # before staging: a refusal leaves no copy behind
             reporter.step(f"installing {' '.join(parts)} into {home.path}")
             _stage_and_commit(home, chain, admitted, parts, present)
         pause("renamed")
-        new_state = state.with_copy(*parts, _record(admitted))
-        notes = []
-        if request.enable:
-            notes += _enable_note(state, parts)
-            new_state = new_state.with_enabled(manifest.id, manifest.target, manifest.version)
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, enabled=request.enable,
                    wrote=("files", "state"), notes=tuple(notes))
+
+
+def _refuse_other_recorded(state: HomeState, parts: tuple[str, str, str],
+                           admitted: Admitted) -> None:
+    """A version whose copy is gone (deleted by hand) but whose record remains was installed
+    with the recorded content: other bytes under it are a version conflict, as when the copy
+    is there (the same bytes put the copy back)."""
+    record = state.copy(*parts)
+    if record is not None and record.content_sha256 != admitted.content_sha256:
+        raise Refused.one(codes.INSTALL_VERSION_CONFLICT,
+                          f"{relative(NATIVE_DIR, *parts)}: state.json records content sha256 "
+                          f"{record.content_sha256} (its copy is missing); "
+                          f"{admitted.path.name} has {admitted.content_sha256}")
 
 
 def _record(admitted: Admitted) -> InstalledCopy:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
-from horon_bundle.core.errors import Refused
+from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import renameat2_noreplace
 from horon_bundle.install.copies import installed_copy
 from horon_bundle.install.dirs import Chain, io_error, lstat_at, remove_tree_at
@@ -43,6 +43,11 @@ from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
 
 CHANGE_FORMAT = "horon.install-change.v1"
+_ZIP_LEFT = ("state.json no longer names this bundle (it is uninstalled); fix what the error "
+             "names: the next harness install or uninstall removes the zip left.")
+_PARTLY_REMOVED = ("state.json no longer names this version (it is uninstalled); fix what "
+                   "the error names: the next writer removes the files left in "
+                   "native-plugins/.trash-* (files still in place: the same uninstall again).")
 ENABLED, ALREADY_ENABLED = "enabled", "already-enabled"
 DISABLED, NOT_ENABLED = "disabled", "not-enabled"
 UNINSTALLED = "uninstalled"
@@ -182,7 +187,11 @@ def uninstall(home_path: Path, plugin_id: str, version: str, *, target: str | No
             if new_state != state:
                 replace_state(home.fd, new_state)
             if chain is not None and targets & on_disk:
-                _remove(chain, targets & on_disk, on_disk)
+                try:
+                    _remove(chain, targets & on_disk, on_disk)
+                except Refused as exc:  # after the state change: say so, not "unchanged"
+                    raise Refused([Finding(f.code, f.message, _PARTLY_REMOVED)
+                                   for f in exc.findings]) from None
         return Change(status=UNINSTALLED, plugin_id=plugin_id, version=version,
                       targets=tuple(sorted(targets)), wrote=True, notes=notes)
 
@@ -244,7 +253,11 @@ def uninstall_harness(home_path: Path, name: str, version: str, *,
         store = home.area(HARNESS_DIR, DIGEST_DIR, create=False)
         if store is not None:
             with store:
-                collect_garbage(store, state.without_harness(name, version))
+                try:
+                    collect_garbage(store, state.without_harness(name, version))
+                except Refused as exc:  # after the record went: say so, not "unchanged"
+                    raise Refused([Finding(f.code, f.message, _ZIP_LEFT)
+                                   for f in exc.findings]) from None
         return Change(status=UNINSTALLED, plugin_id=name, version=version, targets=(),
                       wrote=True, notes=(f"removed {stored_where(record.sha256)}",),
                       kind="harness")

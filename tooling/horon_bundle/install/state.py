@@ -49,7 +49,7 @@ def now_utc() -> str:
 
 def source_name(path: Path) -> str:
     """The file name an install was made from, as the state file keeps it (for people)."""
-    name = path.name
+    name = path.name or path.absolute().resolve().name  # `install .`: the directory's name
     if not (name.isprintable() and 0 < len(name) <= _MAX_SOURCE):
         name = repr(name)[:_MAX_SOURCE]
     return name

@@ -13,11 +13,10 @@ import contextlib
 import errno
 import os
 import secrets
-import stat
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.install.dirs import FILE_FLAGS, io_error
+from horon_bundle.install.dirs import FILE_FLAGS, READ_FLAGS, io_error, regular_fd
 from horon_bundle.install.layout import STATE_NAME, STATE_TEMP_PREFIX, STATE_TEMP_SUFFIX
 from horon_bundle.install.pause import pause
 from horon_bundle.install.state import MAX_STATE_BYTES, HomeState, parse_state, state_bytes
@@ -26,7 +25,7 @@ from horon_bundle.install.state import MAX_STATE_BYTES, HomeState, parse_state, 
 def read_state(home_fd: int) -> HomeState:
     """The state in `home_fd`; an empty state when there is no state file yet."""
     try:
-        fd = os.open(STATE_NAME, os.O_RDONLY | FILE_FLAGS, dir_fd=home_fd)
+        fd = os.open(STATE_NAME, READ_FLAGS, dir_fd=home_fd)
     except FileNotFoundError:
         return HomeState()
     except OSError as exc:
@@ -35,9 +34,9 @@ def read_state(home_fd: int) -> HomeState:
                                                      "not followed") from None
         raise io_error(STATE_NAME, exc) from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not regular_fd(fd):
             raise Refused.one(codes.INSTALL_HOME, f"{STATE_NAME} is not a regular file")
+        info = os.fstat(fd)
         if info.st_size > MAX_STATE_BYTES:
             raise Refused.one(codes.INSTALL_STATE, f"{STATE_NAME}: {info.st_size} bytes, "
                                                    f"limit {MAX_STATE_BYTES}")
@@ -56,12 +55,21 @@ def read_state(home_fd: int) -> HomeState:
                        *exc.findings]) from None
 
 
-def replace_state(home_fd: int, state: HomeState) -> None:
-    """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
+def state_fitting(state: HomeState) -> bytes:
+    """The bytes of `state`, refused (install.state) when they could never be read back. A
+    writer calls it before it stages anything, so a state that cannot grow leaves no file."""
     data = state_bytes(state)
     if len(data) > MAX_STATE_BYTES:  # written, it could never be read again
         raise Refused.one(codes.INSTALL_STATE, f"{STATE_NAME} would be {len(data)} bytes, "
-                                               f"limit {MAX_STATE_BYTES}; nothing was changed")
+                                               f"limit {MAX_STATE_BYTES}; nothing was changed",
+                          "The home is full: uninstall what is no longer needed, then install "
+                          "again.")
+    return data
+
+
+def replace_state(home_fd: int, state: HomeState) -> None:
+    """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
+    data = state_fitting(state)
     temp = f"{STATE_TEMP_PREFIX}{secrets.token_hex(8)}{STATE_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o644,

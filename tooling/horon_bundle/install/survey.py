@@ -254,6 +254,12 @@ def _check(home: Home, plugin_id: str, target: str, version: str | None) -> Chec
     state = read_state(home.fd)
     plugin = state.plugin(plugin_id)
     if plugin is None:
+        if plugin_id in state.harness:  # e.g. `doctor NAME`: there is no library to load
+            raise Refused.one(codes.LAYOUT_HARNESS_BUNDLE,
+                              f"{plugin_id}: installed in {home.path} as a harness bundle, not "
+                              "a native plugin",
+                              f"`horon-bundle check {plugin_id}` re-verifies its stored zip; "
+                              "`list --catalogue` shows what it offers.")
         raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                           f"{plugin_id}: not installed in {home.path}")
     enabled = plugin.enabled.get(target)

@@ -17,6 +17,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_stream
 from horon_bundle.model import checksums
+from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.manifest import (
     CHECKSUMS_NAME,
     MANIFEST_NAME,
@@ -30,6 +31,7 @@ from horon_bundle.model.provenance import (
 )
 from horon_bundle.verify.advertised import SectionState, check_advertised
 from horon_bundle.verify.claims import check_binding, check_evidence, check_graph
+from horon_bundle.verify.harness.judge import is_harness
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.source import ArchiveSource, BundleSource, open_bundle
 
@@ -47,6 +49,11 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
     archive file through the descriptor that was verified (`report.archive_digest`), so a
     signature is checked over exactly the bytes judged."""
     report = VerifyReport(path=str(path))
+    if path.name.endswith(REF_SUFFIX):
+        report.judged("archive", [Finding(codes.LAYOUT_HARNESS_BUNDLE,
+                                          f"{path}: the ref of a harness bundle, not a native "
+                                          "bundle")])
+        return report
     try:
         source = open_bundle(path)
     except Refused as exc:
@@ -77,6 +84,11 @@ def verify_source(source: BundleSource, report: VerifyReport, *,
     for name, limit in ((MANIFEST_NAME, MAX_MANIFEST_BYTES),
                         (CHECKSUMS_NAME, checksums.MAX_CHECKSUMS_BYTES)):
         if name not in source.files:
+            if name == MANIFEST_NAME and is_harness(source.files):
+                missing.add(codes.LAYOUT_HARNESS_BUNDLE, f"{source.label}: a harness bundle, "
+                                                         "not a native one: no plugin.json at "
+                                                         "its root")
+                continue
             missing.add(codes.LAYOUT_MISSING, f"{source.label}: {name} is missing")
             continue
         try:

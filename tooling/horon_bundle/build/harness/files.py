@@ -16,7 +16,12 @@ from pathlib import Path
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.process import run_quiet
-from horon_bundle.model.harness.layout import RESERVED
+from horon_bundle.model.harness.layout import (
+    COMPONENT_DEFAULTS,
+    HOOKS_DEFAULT,
+    MANIFEST_DIRS,
+    RESERVED,
+)
 
 _MAX_LINK_DEPTH = 8
 
@@ -68,6 +73,26 @@ def _walk(root: Path) -> list[str]:
             if (Path(directory) / name).is_symlink():
                 found.append((base / name).as_posix())
     return sorted(set(found))
+
+
+def refuse_output_over_plugin(root: Path, out: Path) -> None:
+    """The output directory is never bundled, so it must not take plugin files with it: the
+    plugin directory itself or one above it (nothing would be left), a manifest directory or
+    a component directory the host reads by default (its skills, commands, … would silently
+    be missing from the zip)."""
+    root, out = root.resolve(), out.resolve()
+    if out == root or out in root.parents:
+        raise Refused.one(codes.OUTPUT_OVER_PLUGIN,
+                          f"--out {out}: the plugin directory {root} lies in it, so every "
+                          "file of the plugin would be left out of the bundle")
+    if root not in out.parents:
+        return
+    first = out.relative_to(root).parts[0]
+    taken = {*MANIFEST_DIRS, *COMPONENT_DEFAULTS.values(), HOOKS_DEFAULT.split("/")[0]}
+    if first in taken:
+        raise Refused.one(codes.OUTPUT_OVER_PLUGIN,
+                          f"--out {out}: inside {first}/ of the plugin, which the host reads; "
+                          f"what it holds would be left out of the bundle")
 
 
 def plugin_files(root: Path, *, exclude: tuple[Path, ...] = ()) -> dict[str, SourceFile]:

@@ -15,7 +15,12 @@ from typing import Any
 import horon_bundle
 from horon_bundle.build.archive import write_archive
 from horon_bundle.build.builder_identity import builder_id
-from horon_bundle.build.harness.files import SourceFile, WorkspaceFiles, plugin_files
+from horon_bundle.build.harness.files import (
+    SourceFile,
+    WorkspaceFiles,
+    plugin_files,
+    refuse_output_over_plugin,
+)
 from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuilt
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
@@ -68,6 +73,7 @@ class SourceInfo:
 def plan(root: Path, request: HarnessBuildRequest, *, entry: dict[str, Any] | None = None,
          marketplace: str | None = None, exclude: tuple[Path, ...] = ()) -> PlannedPlugin:
     """Read and judge the plugin at `root`; raises Refused with every problem found."""
+    refuse_output_over_plugin(root, request.out)
     files = plugin_files(root, exclude=(request.out, *exclude))
     source = WorkspaceFiles(files)
     refusals, warnings = Findings(), Findings()

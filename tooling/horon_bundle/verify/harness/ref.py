@@ -20,7 +20,9 @@ def read_ref(path: Path) -> BundleRef:
 def check_digest(ref: BundleRef, archive: Path, *, ref_label: str) -> None:
     """The archive's SHA-256 (a plain read of its bytes: no entry is opened) equals the ref's."""
     if archive.is_symlink() or not archive.is_file():
-        raise Refused.one(codes.REF_ZIP_MISSING, f"{ref_label} names {archive}: no such file")
+        what = "a symbolic link, which is not followed" if archive.is_symlink() else \
+            "not a regular file" if archive.exists() else "no such file"
+        raise Refused.one(codes.REF_ZIP_MISSING, f"{ref_label} names {archive}: {what}")
     try:
         digest = hash_file(archive)
     except OSError as exc:
