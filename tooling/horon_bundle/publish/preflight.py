@@ -10,14 +10,13 @@ for nothing to be uploaded.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
-from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
+from horon_bundle.core.hashing import hash_bytes
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.checks import PASS
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
@@ -59,23 +58,6 @@ class PlannedItem:
     location: str
 
 
-class _Hashing(threading.Thread):
-    def __init__(self, path: Path) -> None:
-        super().__init__(name="archive-hash", daemon=True)
-        self.path = path
-        self.digest: Digest | None = None
-        self.error = ""
-        self.refused: list[Finding] = []
-
-    def run(self) -> None:
-        try:
-            self.digest = hash_file(self.path, what="archive", follow_symlinks=False)
-        except OSError as exc:
-            self.error = exc.strerror or str(exc)
-        except Refused as exc:  # not a regular file, or over the limit
-            self.refused = list(exc.findings)
-
-
 def _identity(path: Path) -> tuple[int, ...]:
     """What changes when a file is written, replaced or touched (ctime cannot be set back)."""
     info = path.lstat()
@@ -85,26 +67,20 @@ def _identity(path: Path) -> tuple[int, ...]:
 def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
     """Verify one archive and the files beside it; the item is None when it cannot be used.
 
-    The archive is hashed once here (in a thread, while verify reads it); its identity
-    (inode, size, times) is compared after the checks instead of hashing it again, and the
-    upload is checked against this digest."""
+    The archive is read once: verify hashes the archive file from the very bytes it judged
+    (`verify_path(..., archive_digest=True)`); its identity (inode, size, times) is compared
+    after the checks instead of hashing it again, and the upload is checked against this
+    digest."""
     findings = Findings()
     try:
         before_identity = _identity(path)
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
-    hashing = _Hashing(path)
-    hashing.start()  # beside verify, on another core: both release the GIL
-    report = verify_path(path)
-    hashing.join()
-    if hashing.refused:
-        return None, hashing.refused
-    if hashing.digest is None:
-        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
-    before = hashing.digest
+    report = verify_path(path, archive_digest=True)
     findings.extend(report.findings)
     manifest = report.manifest
-    if manifest is None:
+    before = report.archive_digest
+    if manifest is None or before is None:
         return None, list(findings)
     where = path.name
     if manifest.channel != "release":

@@ -167,7 +167,7 @@ class DirectorySource(BundleSource):
             stack.extend((sub, depth + 1) for sub in reversed(subdirectories))
 
     # --- reading ----------------------------------------------------------------------------
-    def open(self, path: str) -> _FileStream:
+    def open(self, path: str, *, resumable: bool = False) -> _FileStream:
         flags = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_NONBLOCK
         try:
             if DIR_FDS:
