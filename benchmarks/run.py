@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -339,6 +339,20 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
                detail="≤ 5× taken as a small slope for this report")
 
 
+GROUPS = ("verify", "publish", "build", "startup", "plugins")
+
+
+def _guarded(rows: list[Row], name: str, measure: Callable[[], list[Row]]) -> None:
+    """Run one group of rows; a failure becomes a row saying so (the rest still runs)."""
+    print(f"{name} rows", file=sys.stderr)
+    try:
+        rows += measure()
+    except Exception as exc:  # noqa: BLE001 - the report says what broke, the run goes on
+        rows.append(Row(f"{name} rows", f"**failed**: {type(exc).__name__}: "
+                        f"{str(exc)[-300:]}".replace("\n", " ").replace("|", "\\|"),
+                        "—", False, owned=True))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     parser.add_argument("--sizes", default="1,100,1024", help="library sizes in MiB")
@@ -348,42 +362,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-assert", action="store_true")
     parser.add_argument("--quick", action="store_true",
                         help="skip the 5,000-sidecar bundle and the 20-plugin workspace")
+    parser.add_argument("--only", default=",".join(GROUPS),
+                        help=f"groups of rows to measure (of {', '.join(GROUPS)})")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) * MIB for s in args.sizes.split(","))
+    only = set(args.only.split(","))
     started = time.perf_counter()
     scratch = Path(tempfile.mkdtemp(prefix="horon-bench-", dir=args.scratch))
     target_dir = scratch / "target"
+    rows: list[Row] = []
     try:
         print(f"building bundles of {args.sizes} MiB in {scratch}", file=sys.stderr)
         items = [built(scratch, size, target_dir) for size in sizes]
         example = example_built(scratch, target_dir)
         sidecars = None
-        if not args.quick:
+        if not args.quick and "verify" in only:
             workspace = fixtures.sidecar_workspace(scratch, 5000)
             out = scratch / "dist-sidecars"
             build(workspace, out, target_dir / "sidecars")
             [archive] = out.glob("*.zip")
             sidecars = Built(size=0, workspace=workspace, out=out,
                              bundle=archive.with_suffix(""), archive=archive)
-        rows: list[Row] = []
-        print("verify rows", file=sys.stderr)
-        rows += verify_rows(items[-1], sidecars, args.rounds)
-        print("publish rows", file=sys.stderr)
-        publish, notes = publish_rows(items, scratch, args.rounds)
-        rows += publish
-        print("build rows", file=sys.stderr)
-        rows += build_rows(items[-1], scratch, target_dir)
-        rows.append(overhead_row(example, target_dir, scratch, args.rounds))
-        print("start-up rows", file=sys.stderr)
-        rows += startup_rows(example, args.rounds)
-        if not args.quick:
-            print("20-plugin workspace", file=sys.stderr)
-            rows.append(plugins_row(scratch, target_dir, args.rounds))
+        if "verify" in only:
+            _guarded(rows, "verify", lambda: verify_rows(items[-1], sidecars, args.rounds))
+        if "publish" in only:
+            _guarded(rows, "publish", lambda: publish_rows(items, scratch, args.rounds)[0])
+        if "build" in only:
+            _guarded(rows, "build", lambda: [
+                *build_rows(items[-1], scratch, target_dir),
+                overhead_row(example, target_dir, scratch, args.rounds)])
+        if "startup" in only:
+            _guarded(rows, "start-up", lambda: startup_rows(example, args.rounds))
+        if not args.quick and "plugins" in only:
+            _guarded(rows, "20-plugin", lambda: [plugins_row(scratch, target_dir, args.rounds)])
+    finally:
         elapsed = time.perf_counter() - started
-        report.write(args.out, rows, notes, rounds=args.rounds, sizes=sizes, elapsed=elapsed,
+        report.write(args.out, rows, [], rounds=args.rounds, sizes=sizes, elapsed=elapsed,
                      command=" ".join(["nox -s bench", *(["--", *argv] if argv else [])]))
         print(args.out.read_text(), file=sys.stderr)
-    finally:
         shutil.rmtree(scratch, ignore_errors=True)
     missed = [row for row in rows if row.owned and row.met is False]
     if missed and not args.no_assert:
