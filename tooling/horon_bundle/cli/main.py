@@ -3,7 +3,7 @@
 Start-up stays cheap: `--version` imports nothing but this module (not even argparse or
 typing: the parser lives in `cli.parsing`), a command's module (with the stages it drives)
 is imported only when that command runs, and `--help` names every command from the table
-below without importing any of them.
+below without importing any of them (it is passed to `cli.parsing`, which builds the parser).
 """
 
 from __future__ import annotations
@@ -11,7 +11,34 @@ from __future__ import annotations
 import sys
 
 import horon_bundle
-from horon_bundle.cli.commands import COMMANDS, PROG
+
+PROG = "horon-bundle"
+# name -> (module under horon_bundle.cli, one-line help), in the order `--help` lists them
+COMMANDS: dict[str, tuple[str, str]] = {
+    "new": ("cmd_new", "start a plugin workspace from the shipped templates"),
+    "build": ("cmd_build", "build and bundle a plugin"),
+    "compile": ("cmd_compile", "build the library and write an artifact record"),
+    "verify": ("cmd_verify", "verify a bundle directory or archive"),
+    "doctor": ("cmd_doctor",
+               "load a bundle's library in a child process and check the ABI contract"),
+    "publish": ("cmd_publish", "publish a release's archives (gated by two variables)"),
+    "yank": ("cmd_yank",
+             "withdraw a published version (its bytes stay; it can never be reused)"),
+    "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
+    "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
+    "inspect": ("cmd_inspect", "show what a bundle holds: identity, graph, evidence, digests"),
+    "install": ("cmd_install", "verify a bundle and install it into an agent home"),
+    "list": ("cmd_list", "list the plugins installed in an agent home"),
+    "enable": ("cmd_enable", "enable one installed version of a plugin"),
+    "disable": ("cmd_disable", "disable a plugin (it stays installed)"),
+    "status": ("cmd_status", "installed copies, the enabled one, and whether they verify"),
+    "check": ("cmd_check", "re-verify an installed plugin before loading it"),
+    "uninstall": ("cmd_uninstall", "remove an installed version from an agent home"),
+    "fetch": ("cmd_fetch", "check a harness ref and unpack its zip into a new directory"),
+    "codes": ("cmd_codes", "list every refusal code"),
+    "profiles": ("cmd_profiles", "list the shipped harness host profiles (--host NAME@VERSION)"),
+    "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),
+}
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -33,7 +60,7 @@ def usage_error(message: str, hint: str = "", *,
 def command_module(name: str) -> Any:
     from horon_bundle.cli import parsing  # noqa: PLC0415
 
-    return parsing.command_module(name)
+    return parsing.command_module(COMMANDS[name][0])
 
 
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:
@@ -41,7 +68,7 @@ def parser(chosen: str | None = None) -> argparse.ArgumentParser:
     "": none)."""
     from horon_bundle.cli import parsing  # noqa: PLC0415
 
-    return parsing.parser(chosen)
+    return parsing.parser(COMMANDS, PROG, chosen)
 
 
 def _chosen(argv: Sequence[str]) -> str | None:

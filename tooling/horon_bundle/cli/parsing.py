@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import horon_bundle
-from horon_bundle.cli.commands import COMMANDS, PROG
 from horon_bundle.core.errors import EXIT_USAGE
 
 
@@ -59,22 +58,24 @@ def _suggestion(message: str) -> str:
     return ""
 
 
-def command_module(name: str) -> Any:
-    return importlib.import_module(f"horon_bundle.cli.{COMMANDS[name][0]}")
+def command_module(module: str) -> Any:
+    return importlib.import_module(f"horon_bundle.cli.{module}")
 
 
-def parser(chosen: str | None = None) -> argparse.ArgumentParser:
-    """The parser; only `chosen`'s module is imported to add its options (None: every one,
+def parser(commands: dict[str, tuple[str, str]], prog: str,
+           chosen: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `commands` (`cli.main.COMMANDS`, passed in: this module never imports
+    `cli.main`); only `chosen`'s module is imported to add its options (None: every one,
     "": none)."""
-    top = Parser(prog=PROG,
+    top = Parser(prog=prog,
                   description="Build, check, sign, publish and audit native plugin bundles.")
-    top.add_argument("--version", action="version", version=f"{PROG} {horon_bundle.__version__}")
+    top.add_argument("--version", action="version", version=f"{prog} {horon_bundle.__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                              parser_class=Parser)
-    for name, (_module, summary) in COMMANDS.items():
+    for name, (module, summary) in commands.items():
         command = sub.add_parser(name, help=summary)
         if chosen is None or name == chosen:
-            command_module(name).configure(command)
+            command_module(module).configure(command)
             if name == chosen:
                 Parser.options = tuple(o for a in command._actions for o in a.option_strings)
     return top
