@@ -60,6 +60,11 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
         assert _loaded(modules, STAGES) == []
         assert _loaded(modules, HEAVY) == []
         assert _loaded(modules, ("rich",)) == [], "off a terminal, output needs no rich"
+        # a native bundle without --policy/--host needs no policy rules, no harness judge, no yaml
+        assert _loaded(modules, ("yaml", "horon_bundle.rules.policy",
+                                 "horon_bundle.rules.policy_requirements",
+                                 "horon_bundle.verify.harness.judge",
+                                 "horon_bundle.model.harness.profile")) == []
         assert isinstance(modules, list)
         assert not [m for m in modules if m.startswith("horon_bundle")
                     and any(word in m for word in ("probe", "cargo_", "doctor_"))]

@@ -22,7 +22,7 @@ from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
 from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES
-from horon_bundle.model.harness.layout import CATALOGUE_NAME
+from horon_bundle.model.harness.layout import CATALOGUE_NAME, is_harness
 from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, bundle_name
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
@@ -39,7 +39,7 @@ from horon_bundle.publish.release import (
 )
 from horon_bundle.publish.signature import VerifierFactory, signature_findings
 from horon_bundle.verify.audit import AuditOptions
-from horon_bundle.verify.harness.judge import PROVING_CHECKS, is_harness
+from horon_bundle.verify.harness.judge import PROVING_CHECKS
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.judge import verify_opened
 from horon_bundle.verify.report import VerifyReport
