@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -214,3 +215,27 @@ def test_missing_declared_file_refused_before_building(tmp_path: Path, declared:
     out = tmp_path / "dist"
     assert_refused(cli("build", workspace, "--out", out), code)
     assert tree_snapshot(out) == {}
+
+
+def test_one_cargo_metadata_call_per_build(tmp_path: Path, cargo_target_dir: Path) -> None:
+    """The build asks cargo for metadata once (the resolved graph, which also names the
+    workspace members), in the build's target dir so cargo reuses its cached rustc facts; the
+    `--no-deps` call is made only to explain a failure (test_build_refusals)."""
+    real = shutil.which("cargo")
+    assert real is not None
+    wrappers = tmp_path / "bin"
+    wrappers.mkdir()
+    log = tmp_path / "cargo.log"
+    wrapper = wrappers / "cargo"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s %s\\n" "$CARGO_TARGET_DIR" "$*" >> "{log}"\n'
+                       f'exec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    result = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
+                 env={"PATH": f"{wrappers}{os.pathsep}{os.environ['PATH']}"})
+    assert result.status == 0, result.stderr
+    calls = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    metadata = [args for _, args in calls if args.startswith("metadata")]
+    assert len(metadata) == 1, calls
+    assert "--no-deps" not in metadata[0]
+    assert [where for where, args in calls if args.startswith("metadata")] == [
+        str(cargo_target_dir)]
