@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tests.publish_support import Registry
 
-from benchmarks import fixtures, report
+from benchmarks import fixtures, profiles, report
 from benchmarks.fixtures import MIB
 from benchmarks.measure import Pair, Run, interleaved, phase_seconds, run
 from horon_bundle.build.archive import COMPRESS_LEVEL
@@ -358,6 +358,53 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
 
 
 GROUPS = ("verify", "publish", "build", "startup", "plugins")
+NOTES = [
+    "The machine is shared (2 cores; other work ran beside this run): each ratio is a median "
+    "of interleaved rounds, but expect ±20 % between runs on the small rows.",
+    "Start-up is measured with bytecode cached (as after a wheel install: the run unsets "
+    "PYTHONDONTWRITEBYTECODE); without a cache every module is compiled on each run.",
+]
+
+
+def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: Path,
+                  target_dir: Path) -> list[tuple[str, list[str]]]:
+    """A cProfile summary of the operation behind each group of rows that missed a target
+    (a build at 100 MiB at most: the profile shows where the time goes, not how long)."""
+    big = items[-1]
+    mid = max((item for item in items if item.size <= 100 * MIB), key=lambda i: i.size,
+              default=items[0])
+    missed = {row.operation.split(" ")[0].strip("`") for row in rows if row.met is False}
+    wanted: list[tuple[str, list[str | Path], dict[str, str]]] = []
+    if "verify" in missed:
+        size = f"{big.size // MIB} MiB"
+        wanted += [(f"verify of the archive ({size})", ["verify", big.archive], {}),
+                   (f"verify of the directory ({size})", ["verify", big.bundle], {}),
+                   ("verify of the small example", ["verify", example.archive], {})]
+    if "build" in missed or "build," in missed:
+        wanted += [(f"build of the {mid.size // MIB} MiB plugin (cargo warm)",
+                    ["build", mid.workspace, "--out", scratch / "profile-build", "--target-dir",
+                     target_dir / f"{mid.size // MIB}mib"], {}),
+                   ("build of the example (cargo warm)",
+                    ["build", example.workspace, "--out", scratch / "profile-example",
+                     "--target-dir", target_dir / "example"], {})]
+    if "file://" in missed or "oci://" in missed:
+        release = scratch / f"release-{big.size // MIB}"
+        store = scratch / "profile-store"
+        store.mkdir(exist_ok=True)
+        (release / "publish-receipt.json").unlink(missing_ok=True)
+        wanted += [(f"file:// publish of the {big.size // MIB} MiB release", ["publish", release],
+                    {"HORON_PUBLISH_ENABLED": "true",
+                     "HORON_PUBLISH_DESTINATION": f"file://{store}"})]
+    if "doctor" in missed:
+        wanted += [("doctor of the example", ["doctor", example.bundle], {})]
+    found = []
+    for title, argv, extra in wanted:
+        print(f"profiling {title}", file=sys.stderr)
+        try:
+            found.append((title, profiles.summary(argv, env=_env(**extra))))
+        except Exception as exc:  # noqa: BLE001 - a failed profile is said, the report written
+            found.append((title, [f"profile failed: {type(exc).__name__}: {exc}"]))
+    return found
 
 
 def _guarded(rows: list[Row], name: str, measure: Callable[[], list[Row]]) -> None:
@@ -389,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="horon-bench-", dir=args.scratch))
     target_dir = scratch / "target"
     rows: list[Row] = []
+    profiled: list[tuple[str, list[str]]] = []
     try:
         print(f"building bundles of {args.sizes} MiB in {scratch}", file=sys.stderr)
         items = [built(scratch, size, target_dir) for size in sizes]
@@ -414,9 +462,11 @@ def main(argv: list[str] | None = None) -> int:
             _guarded(rows, "start-up", lambda: startup_rows(example, args.rounds))
         if not args.quick and "plugins" in only:
             _guarded(rows, "20-plugin", lambda: [plugins_row(scratch, target_dir, args.rounds)])
+        profiled = profile_unmet(rows, items, example, scratch, target_dir)
     finally:
         elapsed = time.perf_counter() - started
-        report.write(args.out, rows, [], rounds=args.rounds, sizes=sizes, elapsed=elapsed,
+        report.write(args.out, rows, NOTES, rounds=args.rounds, sizes=sizes, elapsed=elapsed,
+                     profiles=profiled,
                      command=" ".join(["nox -s bench", *(["--", *argv] if argv else [])]))
         print(args.out.read_text(), file=sys.stderr)
         shutil.rmtree(scratch, ignore_errors=True)
