@@ -71,10 +71,12 @@ def copy_and_hash(source: Path, destination: Path, *, mode: int = 0o644) -> Dige
     hasher = hashlib.sha256()
     size = 0
     fd, _info = open_regular(source, what="file")
+    view = memoryview(bytearray(CHUNK))  # one buffer for the whole copy
     with os.fdopen(fd, "rb") as reader, destination.open("xb") as writer:
-        while chunk := reader.read(CHUNK):
+        while got := reader.readinto(view):
+            chunk = view[:got]
             hasher.update(chunk)
             writer.write(chunk)
-            size += len(chunk)
+            size += got
     destination.chmod(mode)
     return Digest(hasher.hexdigest(), size)
