@@ -10,6 +10,7 @@ for nothing to be uploaded.
 
 from __future__ import annotations
 
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
+from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
@@ -120,8 +122,12 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     findings = Findings()
     try:
         before_identity = _identity(path)
+        mode = path.lstat().st_mode
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
+    if not stat.S_ISREG(mode):  # what the archive's hash would refuse; never opened
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else f"{file_kind(mode)}, not a regular file"
+        return None, [Finding(codes.INPUT_NOT_A_FILE, f"archive {path}: {kind}")]
     report = _verified_native(path)
     if report is None:
         return check_harness_archive(path, verifier)
