@@ -6,7 +6,6 @@ and a workspace of 20 plugins."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -60,9 +59,11 @@ def sidecar_workspace(root: Path, count: int) -> Path:
     for number in range(count):
         name = f"side-{number:05d}"
         (helpers / name).write_bytes(os.urandom(256 + number % 1024))
-        entries.append(f'\n[[plugin.sidecar]]\nname = "{name}"\nsource = "helpers/{name}"\n')
+        entries.append(f'  {{ name = "{name}", source = "helpers/{name}" }},\n')
+    # one inline array: a `[[plugin.sidecar]]` header per file would pass the TOML reader's
+    # limit on dots outside strings (core/tomlread.py)
     declaration = workspace / "horon-release.toml"
-    declaration.write_text(declaration.read_text() + "".join(entries))
+    declaration.write_text(declaration.read_text() + "sidecar = [\n" + "".join(entries) + "]\n")
     return workspace
 
 
@@ -85,9 +86,6 @@ def many_plugins_workspace(root: Path, count: int) -> tuple[Path, list[str]]:
         shutil.copy(TEMPLATE / "build.rs", member / "build.rs")
         shutil.copy(TEMPLATE / "LICENSE", member / "LICENSE")
         (member / "Cargo.toml").write_text(member_toml.replace('"horon-example"', f'"{package}"'))
-        meta = member / "src" / "meta.rs"
-        meta.write_text(re.sub(r'PLUGIN_ID: &str = "example"', f'PLUGIN_ID: &str = "{plugin_id}"',
-                               meta.read_text()))
         declaration += plugin_entry.replace('id = "example"', f'id = "{plugin_id}"').replace(
             '"horon-example"', f'"{package}"').replace('name = "Example"',
                                                       f'name = "Plugin {number}"')

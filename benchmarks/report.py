@@ -48,7 +48,8 @@ def machine() -> list[str]:
 
 
 def write(path: Path, rows: Sequence[Any], notes: list[str], *, rounds: int,
-          sizes: list[int], elapsed: float, command: str) -> None:
+          sizes: list[int], elapsed: float, command: str,
+          profiles: Sequence[tuple[str, list[str]]] = ()) -> None:
     lines = [
         "# Benchmarks",
         "",
@@ -80,5 +81,13 @@ def write(path: Path, rows: Sequence[Any], notes: list[str], *, rounds: int,
     lines += ["", "Rows marked *asserted* (publishing) fail `nox -s bench` when missed; the "
               "others are reported for the issues that own them.", ""]
     lines += [f"- {note}" for note in notes]
+    if profiles:
+        lines += ["", "## Where the time goes (operations with a row not met)", "",
+                  "One `python -m cProfile -m horon_bundle …` run of each, in this run; the "
+                  "functions with the most time of their own:", ""]
+        for title, summary in profiles:
+            lines += [f"**{title}**: {summary[0]}", ""]
+            lines += [f"- {line}" for line in summary[1:]]
+            lines.append("")
     lines.append(f"\nWritten {time.strftime('%Y-%m-%d')} by {Path(sys.argv[0]).name}.")
     path.write_text("\n".join(lines) + "\n")

@@ -59,6 +59,12 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
         modules = seen["modules"]
         assert _loaded(modules, STAGES) == []
         assert _loaded(modules, HEAVY) == []
+        assert _loaded(modules, ("rich",)) == [], "off a terminal, output needs no rich"
+        # a native bundle without --policy/--host needs no policy rules, no harness judge, no yaml
+        assert _loaded(modules, ("yaml", "horon_bundle.rules.policy",
+                                 "horon_bundle.rules.policy_requirements",
+                                 "horon_bundle.verify.harness.judge",
+                                 "horon_bundle.model.harness.profile")) == []
         assert isinstance(modules, list)
         assert not [m for m in modules if m.startswith("horon_bundle")
                     and any(word in m for word in ("probe", "cargo_", "doctor_"))]
@@ -67,7 +73,7 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
 def test_version_and_help_load_nothing_heavy() -> None:
     version = _observe("--version")
     assert version["status"] == 0
-    assert _loaded(version["modules"], (*HEAVY, "rich")) == []
+    assert _loaded(version["modules"], (*HEAVY, "rich", "argparse", "typing")) == []
     assert _loaded(version["modules"], ("horon_bundle.cli.cmd_build", "horon_bundle.verify")) == []
     done = subprocess.run([sys.executable, "-c", _OBSERVE, "--help"], capture_output=True,
                           text=True, timeout=120, check=False)

@@ -18,6 +18,7 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -324,9 +325,9 @@ def test_undeclared_entries_are_never_inflated(example_release: BuiltExample, tm
     original = archive_stream.ArchiveStream.__init__
 
     def spy(self: archive_stream.ArchiveStream, fd: int, label: str,
-            entry: ArchiveEntry) -> None:
+            entry: ArchiveEntry, **options: Any) -> None:
         opened.append(entry.name)
-        original(self, fd, label, entry)
+        original(self, fd, label, entry, **options)
 
     monkeypatch.setattr(archive_stream.ArchiveStream, "__init__", spy)
     report = verify_path(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -229,3 +230,55 @@ def test_missing_declared_file_refused_before_building(tmp_path: Path, declared:
     out = tmp_path / "dist"
     assert_refused(cli("build", workspace, "--out", out), code)
     assert tree_snapshot(out) == {}
+
+
+def test_one_cargo_metadata_call_per_build(tmp_path: Path, cargo_target_dir: Path) -> None:
+    """The build asks cargo for metadata once (the resolved graph, which also names the
+    workspace members), in the build's target dir so cargo reuses its cached rustc facts; the
+    `--no-deps` call is made only to explain a failure (test_build_refusals)."""
+    real = shutil.which("cargo")
+    assert real is not None
+    wrappers = tmp_path / "bin"
+    wrappers.mkdir()
+    log = tmp_path / "cargo.log"
+    wrapper = wrappers / "cargo"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s %s\\n" "$CARGO_TARGET_DIR" "$*" >> "{log}"\n'
+                       f'exec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    result = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
+                 env={"PATH": f"{wrappers}{os.pathsep}{os.environ['PATH']}"})
+    assert result.status == 0, result.stderr
+    calls = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    metadata = [args for _, args in calls if args.startswith("metadata")]
+    assert len(metadata) == 1, calls
+    assert "--no-deps" not in metadata[0]
+    assert [where for where, args in calls if args.startswith("metadata")] == [
+        str(cargo_target_dir)]
+
+
+def test_all_plugins_builds_every_declared_plugin_in_one_run(tmp_path: Path,
+                                                              cargo_target_dir: Path) -> None:
+    """`--all-plugins`: one bundle per [[plugin]], each byte-equal to what `--plugin ID`
+    builds; without it, several plugins still need --plugin; not with --prebuilt."""
+    from benchmarks.fixtures import many_plugins_workspace  # noqa: PLC0415 - the bench's maker
+
+    workspace, ids = many_plugins_workspace(tmp_path, 3)
+    target = cargo_target_dir / "three"
+    together = cli("build", workspace, "--all-plugins", "--out", tmp_path / "all",
+                   "--target-dir", target, "--json")
+    assert together.status == 0, together.stderr
+    built = {b["id"]: b["sha256"] for b in json.loads(together.stdout)["bundles"]}
+    assert sorted(built) == ids
+    for plugin_id in ids:
+        alone = cli("build", workspace, "--plugin", plugin_id, "--out", tmp_path / plugin_id,
+                    "--target-dir", target, "--json")
+        assert alone.status == 0, alone.stderr
+        [bundle] = json.loads(alone.stdout)["bundles"]
+        assert bundle["sha256"] == built[plugin_id], plugin_id
+    assert_refused(cli("build", workspace, "--out", tmp_path / "none", "--target-dir", target),
+                   "declaration.plugin")
+    prebuilt = cli("build", workspace, "--all-plugins", "--prebuilt", tmp_path / "x.so",
+                   "--record", tmp_path / "x.json", "--out", tmp_path / "pre")
+    assert_refused(prebuilt, "usage.invalid", status=2)
+    assert not (tmp_path / "none").exists() or tree_snapshot(tmp_path / "none") == {}
+    assert not (tmp_path / "pre").exists() or tree_snapshot(tmp_path / "pre") == {}

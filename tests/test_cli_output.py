@@ -210,3 +210,39 @@ def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -
         assert "INTERNAL ERROR" not in done.stderr and "Traceback" not in done.stderr
         gone.mkdir()
     assert not (tmp_path / "rel").exists()
+
+
+def _say_literals() -> list[str]:
+    """Every markup literal `cli/` passes to `say` (the first argument of each call)."""
+    import ast  # noqa: PLC0415
+
+    found: list[str] = []
+    for source in sorted((REPO / "tooling" / "horon_bundle" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if (isinstance(node, ast.Call) and node.args
+                    and getattr(node.func, "id", getattr(node.func, "attr", "")) == "say"
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                found.append(node.args[0].value)
+    return found
+
+
+@pytest.mark.parametrize("markup", [*_say_literals(), r"a \[b] [bold]c[/] \\[red]d[/red]",
+                                    "[link=https://x.example]e[/link] [#ff0000]f[/]"])
+def test_plain_output_is_what_rich_shows_without_styles(markup: str) -> None:
+    """Off a terminal rich is not imported: the markup's tags are dropped by `strip_markup`,
+    which must give exactly the text rich would print without colour."""
+    import io  # noqa: PLC0415
+
+    from rich.console import Console  # noqa: PLC0415
+
+    from horon_bundle.cli.render import strip_markup  # noqa: PLC0415
+
+    buffer = io.StringIO()
+    Console(file=buffer, color_system=None, highlight=False, soft_wrap=True, emoji=False,
+            width=10_000).print(markup)
+    assert strip_markup(markup) + "\n" == buffer.getvalue()
+
+
+def test_there_are_say_literals_to_compare() -> None:
+    assert len(_say_literals()) > 20

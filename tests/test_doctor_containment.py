@@ -307,3 +307,20 @@ def test_strongest_containment_here_is_recorded() -> None:
     assert here.network_namespace, here
     assert here.prefix()[:2] == [str(shutil.which("unshare")), "-rn"]
     assert REPO.is_dir()
+
+
+def test_a_library_larger_than_the_limit_still_loads(tmp_path: Path,
+                                                     cargo_target_dir: Path) -> None:
+    """The limit is on what the library asks for, on top of the file it maps: a 400 MiB
+    library (a blob linked into .rodata) loads under a 256 MiB limit, and the note says so."""
+    from benchmarks.fixtures import sized_workspace  # noqa: PLC0415 - the bench's own maker
+
+    workspace = sized_workspace(tmp_path, 400 << 20)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--target-dir",
+                    str(cargo_target_dir / "large")], cwd=workspace, check=True, timeout=600)
+    [library] = (cargo_target_dir / "large" / "release").glob("libhoron_example.so")
+    assert library.stat().st_size > 400 << 20
+    outcome = run_child("handshake", library, memory_limit=256 << 20, timeout=120)
+    assert outcome.answer is not None and "error" not in outcome.answer, outcome.answer
+    assert outcome.returncode == 0
+    assert f"beyond the {library.stat().st_size}-byte library it maps" in outcome.memory_note

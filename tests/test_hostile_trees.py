@@ -24,6 +24,7 @@ import pytest
 
 from horon_bundle.cli.main import main
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.hashing import hash_stream
 from horon_bundle.verify import directory, limits
 from horon_bundle.verify.directory import DirectorySource
 from tests.conftest import BuiltExample
@@ -97,10 +98,10 @@ def test_a_file_swapped_between_walk_and_read(example_release: BuiltExample, tmp
     bundle = copy_bundle(example_release.bundle, tmp_path)
     original = DirectorySource.open
 
-    def racing(self: DirectorySource, path: str) -> object:
+    def racing(self: DirectorySource, path: str, *, resumable: bool = False) -> object:
         if path == target:
             SWAPS[swap](self.root / path)
-        return original(self, path)
+        return original(self, path, resumable=resumable)
 
     monkeypatch.setattr(DirectorySource, "open", racing)
     before = tree_snapshot(tmp_path)
@@ -115,10 +116,12 @@ def test_a_file_swapped_between_walk_and_read(example_release: BuiltExample, tmp
     assert after == {k: v for k, v in before.items() if k not in touched}
 
 
+@pytest.mark.parametrize("how", ["read", "readinto"])
 def test_a_file_growing_while_it_is_read(example_release: BuiltExample,
-                                         tmp_path: Path) -> None:
+                                         tmp_path: Path, how: str) -> None:
     """Opened and judged at its walked size, then appended to while hashed: refused at the
-    first byte past the judged size, never read to its (unbounded) end."""
+    first byte past the judged size, never read to its (unbounded) end — whether read in
+    chunks or into the reused buffer `hash_stream` gives it."""
     bundle = copy_bundle(example_release.bundle, tmp_path)
     source = DirectorySource(bundle)
     stream = source.open("LICENSE")
@@ -126,6 +129,9 @@ def test_a_file_growing_while_it_is_read(example_release: BuiltExample,
         grow.write(b"\0" * (1 << 20))
 
     def drain() -> None:
+        if how == "readinto":
+            hash_stream(stream)  # type: ignore[arg-type]
+            return
         while stream.read(4096):
             pass
 

@@ -175,7 +175,8 @@ class StreamWindows:
         self.tail = bytearray()
         self.size = 0
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | memoryview) -> None:
+        """Keep copies of what falls in the windows (`chunk` may be a reused buffer)."""
         if len(self.head) < self.HEAD:
             self.head += chunk[:self.HEAD - len(self.head)]
         self.tail += chunk[-self.TAIL:]

@@ -20,7 +20,7 @@ from horon_bundle.model.sidefiles import DIGEST_SUFFIX, beside
 
 ZIP_EPOCH_MIN = 315532800  # 1980-01-01T00:00:00Z, the earliest time a zip entry can hold
 ZIP_EPOCH_MAX = 4354819199  # 2107-12-31T23:59:59Z
-COMPRESS_LEVEL = 9
+COMPRESS_LEVEL = 6  # measured: docs/bundle-format.md, "The archive"
 
 
 def clamp_epoch(epoch: int) -> int:

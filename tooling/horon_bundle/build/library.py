@@ -14,7 +14,7 @@ from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryReques
 from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
 from horon_bundle.cargo.invocation import PathNormaliser, run_cargo_build
-from horon_bundle.cargo.metadata import Package, load_metadata, workspace_members
+from horon_bundle.cargo.metadata import Metadata, Package, load_metadata, workspace_members
 from horon_bundle.cargo.resolve import build_graph, lock_checksums
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
@@ -45,6 +45,25 @@ def _normaliser(workspace: Path, target_dir: Path, environ: Mapping[str, str]) -
     return PathNormaliser(places)
 
 
+def _metadata(request: LibraryRequest, target_dir: Path | None) -> Metadata:
+    """One `cargo metadata` call per build. It is given the build's target dir, so cargo
+    reuses the rustc facts it cached there (`.rustc_info.json`) instead of running rustc
+    again for `--filter-platform`. Only when it fails is the cheap `--no-deps` call made, to
+    say plainly that the declared package is not a workspace member (cargo's own message
+    names a feature flag)."""
+    plugin = request.plugin
+    env = dict(request.environ)
+    if target_dir is not None:
+        env["CARGO_TARGET_DIR"] = str(target_dir)
+    try:
+        return load_metadata(request.declaration.workspace, target=request.target,
+                             package=plugin.package, claim=request.claim, env=env)
+    except Refused:
+        members = workspace_members(request.declaration.workspace, env=request.environ)
+        resolve_package(members.member(plugin.package), plugin)
+        raise
+
+
 def compile_library(request: LibraryRequest, *, target_dir: Path | None,
                     source: SourceFacts) -> CompiledLibrary:
     """Run the declared cargo command, resolve and judge the graph, read what it advertises."""
@@ -52,13 +71,10 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
     workspace = declaration.workspace
     claim = request.claim
     env = request.environ
-    members = workspace_members(workspace, env=env)
-    resolve_package(members.member(plugin.package), plugin)
-    if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
-        target_dir = members.target_directory
-    metadata = load_metadata(workspace, target=target, package=plugin.package, claim=claim,
-                             env=env)
+    metadata = _metadata(request, target_dir)
     package = resolve_package(metadata.member(plugin.package), plugin)
+    if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
+        target_dir = metadata.target_directory
     normalise = _normaliser(workspace, target_dir, env)
     run = run_cargo_build(workspace=workspace, package=plugin.package, claim=claim,
                           profile=plugin.profile, target=target, target_dir=target_dir,

@@ -91,7 +91,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
                             target_dir=request.target_dir)
     workspace, out, target_dir = places.workspace, places.out, places.target_dir
     declaration = load_declaration(workspace)
-    plugin = declaration.plugin(request.plugin_id)
+    plugins = _chosen_plugins(request, declaration)
     if places.found_above:
         reporter.note(f"using the plugin workspace {workspace}")
     if request.prebuilt is not None and request.record is None:
@@ -105,27 +105,45 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
                               "--require-signed-record needs --prebuilt LIB --record REC")
         signed_record = require_signature(request.record, request.record_signer).sha256
     toolchain = probe_toolchain(workspace, env=environ)
-    targets = select_targets(plugin, request.targets, request.all_targets, toolchain.host)
+    work = [(plugin, select_targets(plugin, request.targets, request.all_targets,
+                                    toolchain.host)) for plugin in plugins]
     if not request.targets and not request.all_targets:
         reporter.note(f"building the host target {toolchain.host} (declared)")
-    _require_declared_files(workspace, plugin)
+    for plugin, _ in work:
+        _require_declared_files(workspace, plugin)
     if request.prebuilt is None:
-        require_targets(workspace, targets, env=environ)
+        require_targets(workspace, sorted({t for _, targets in work for t in targets}),
+                        env=environ)
     facts = source_facts(workspace)
     warnings = dirty_warnings(facts)
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
                            else source_date_epoch(facts, environ))
     results = []
     with output_session(out, reporter), scratch_directory(out) as scratch_name:
-        context = BuildContext(
-            request=request, declaration=declaration, plugin=plugin, out=out,
-            target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
-            facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
-            environ=environ, signed_record=signed_record)
-        for target in targets:
-            result = _build_target(context, target)
-            results.append(dataclasses.replace(result, warnings=(*warnings, *result.warnings)))
+        for plugin, targets in work:
+            context = BuildContext(
+                request=request, declaration=declaration, plugin=plugin, out=out,
+                target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
+                facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
+                environ=environ, signed_record=signed_record)
+            for target in targets:
+                result = _build_target(context, target)
+                results.append(dataclasses.replace(result,
+                                                   warnings=(*warnings, *result.warnings)))
     return results
+
+
+def _chosen_plugins(request: BuildRequest,
+                    declaration: Declaration) -> tuple[PluginDeclaration, ...]:
+    """`--plugin ID`, the only one declared, or with `--all-plugins` every one, in declared
+    order: one run shares the toolchain probe, the source facts and cargo's warm target dir."""
+    if not request.all_plugins:
+        return (declaration.plugin(request.plugin_id),)
+    if request.plugin_id is not None or request.prebuilt is not None:
+        raise Refused.one(codes.USAGE_INVALID,
+                          "--all-plugins builds every declared plugin from source: not with "
+                          "--plugin or --prebuilt")
+    return declaration.plugins
 
 
 def _build_target(context: BuildContext, target: str) -> BuildResult:

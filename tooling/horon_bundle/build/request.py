@@ -17,6 +17,7 @@ class BuildRequest:
     workspace: Path | None  # None: the workspace holding the current directory
     out: Path | None  # None: <workspace>/dist
     plugin_id: str | None = None
+    all_plugins: bool = False  # every declared plugin, in this one run (not with plugin_id)
     targets: tuple[str, ...] = ()
     all_targets: bool = False
     channel: str = "release"

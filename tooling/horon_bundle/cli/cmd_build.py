@@ -33,7 +33,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="harness: name the declared hook events this host cannot fire")
     parser.add_argument("--strict", action="store_true",
                         help="harness: every warning is a refusal")
-    parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")
+    plugins = parser.add_mutually_exclusive_group()
+    plugins.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")
+    plugins.add_argument("--all-plugins", action="store_true",
+                         help="every declared [[plugin]], in one run (docs/declaration.md)")
     targets = parser.add_mutually_exclusive_group()
     targets.add_argument("--target", action="append", default=[],
                          help="declared target triple (repeatable; default: the host's)")
@@ -69,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = build(BuildRequest(
             workspace=args.workspace, out=args.out, plugin_id=args.plugin_id,
+            all_plugins=args.all_plugins,
             targets=tuple(args.target), all_targets=args.all_targets, channel=args.channel,
             target_dir=args.target_dir, prebuilt=args.prebuilt, record=args.record,
             builder=args.builder_id, probe_timeout=args.probe_timeout,

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from horon_bundle.cli import render
-from horon_bundle.cli.main import usage_error
+from horon_bundle.cli.parsing import usage_error
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.core.shipped import DOCS, shipped
 

@@ -13,7 +13,6 @@ from horon_bundle.cli.home_args import add_home_arguments, home_from_args, targe
 from horon_bundle.core import paths
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
-from horon_bundle.install.survey import check as check_installed
 from horon_bundle.load.containment import DEFAULT_MEMORY_LIMIT_MIB
 from horon_bundle.load.runner import DEFAULT_TIMEOUT
 from horon_bundle.model.checks import PASS, SKIP
@@ -84,8 +83,10 @@ def _bundle_path(args: argparse.Namespace) -> Path:
                                or not paths.PLUGIN_ID.fullmatch(args.path)):
         return Path(args.path)
     home, _ = home_from_args(args)
+    from horon_bundle.install.survey import check as check_installed  # noqa: PLC0415 - ids only
+
     checked = check_installed(home, args.path, target=target_from_args(args),
-                    version=args.installed_version)
+                              version=args.installed_version)
     render.say("installed {} {} {} verifies: {}", checked.plugin_id, checked.version,
                checked.target, checked.path)
     return checked.path

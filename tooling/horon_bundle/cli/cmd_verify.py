@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.cli import github, render
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused, exit_status_for
 from horon_bundle.model.checks import PASS, SKIP, WARN
-from horon_bundle.model.harness.profile import resolve_profile
-from horon_bundle.rules.policy import load_policy
 from horon_bundle.verify.audit import audit_options
 from horon_bundle.verify.harness.report import HarnessOptions
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
+
+if TYPE_CHECKING:
+    from horon_bundle.model.harness.profile import HostProfile
+    from horon_bundle.rules.policy import Policy
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -72,16 +75,31 @@ def summary(reports: list[VerifyReport]) -> None:
         ["bundle", "verdict", "checks", "failed checks", "codes"], rows))
 
 
+def _policy(path: Path | None) -> Policy | None:
+    """The audit policy of --policy; its rules are imported only then (start-up)."""
+    if path is None:
+        return None
+    from horon_bundle.rules.policy import load_policy  # noqa: PLC0415
+
+    return load_policy(path)
+
+
+def _host(name: str | None) -> HostProfile | None:
+    if not name:
+        return None
+    from horon_bundle.model.harness.profile import resolve_profile  # noqa: PLC0415 - start-up
+
+    return resolve_profile(name)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.zip is not None and (len(args.paths) != 1
                                  or not args.paths[0].name.endswith(".ref.json")):
         raise Refused.one(codes.USAGE_INVALID, "--zip goes with a single <zip>.ref.json")
     options = audit_options(
         identity=identity_from_args(args), trust=trust_from_args(args),
-        require_signature=args.require_signature,
-        policy=load_policy(args.policy) if args.policy is not None else None)
-    harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
-                             strict=args.strict, zip_path=args.zip)
+        require_signature=args.require_signature, policy=_policy(args.policy))
+    harness = HarnessOptions(host=_host(args.host), strict=args.strict, zip_path=args.zip)
     args.subject = str(args.paths[0])
     reports = [verify_any(path, options, harness) for path in args.paths]
     for report in reports:

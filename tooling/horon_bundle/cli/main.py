@@ -1,23 +1,16 @@
-"""`horon-bundle`: argument parsing, dispatch, and the one place refusals become exit codes.
+"""`horon-bundle`: dispatch, and the one place refusals become exit codes.
 
-Start-up stays cheap: `--version` imports nothing but this module, and a command's module
-(with the stages it drives) is imported only when that command runs; `--help` names every
-command from the table below without importing any of them.
+Start-up stays cheap: `--version` imports nothing but this module (not even argparse or
+typing: the parser lives in `cli.parsing`), a command's module (with the stages it drives)
+is imported only when that command runs, and `--help` names every command from the table
+below without importing any of them (it is passed to `cli.parsing`, which builds the parser).
 """
 
 from __future__ import annotations
 
-import argparse
-import difflib
-import importlib
-import os
 import sys
-import traceback
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
 import horon_bundle
-from horon_bundle.core.errors import EXIT_INTERNAL, EXIT_USAGE, Refused
 
 PROG = "horon-bundle"
 # name -> (module under horon_bundle.cli, one-line help), in the order `--help` lists them
@@ -47,67 +40,37 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),
 }
 
+TYPE_CHECKING = False  # typing itself is not imported at run time (start-up)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
-class _Parser(argparse.ArgumentParser):
-    json_errors = False  # set by `main` when the arguments ask for --json
-    options: tuple[str, ...] = ()  # the chosen command's options, for "did you mean"
+    from horon_bundle.core.errors import Refused
 
-    def error(self, message: str) -> NoReturn:
-        usage_error(message, _suggestion(message), parser=self)
+__all__ = ["COMMANDS", "PROG", "command_module", "main", "parser", "usage_error"]
 
 
 def usage_error(message: str, hint: str = "", *,
                 parser: argparse.ArgumentParser | None = None) -> NoReturn:
-    """A malformed command line: exit 2, as `ERROR usage.invalid` (and, under --json, as the
-    one JSON document on stdout)."""
-    from horon_bundle.cli import render  # noqa: PLC0415 - rich only when something is shown
-    from horon_bundle.core import codes  # noqa: PLC0415
-    from horon_bundle.core.errors import Finding  # noqa: PLC0415
+    """A malformed command line: exit 2, as `ERROR usage.invalid` (`cli.parsing`)."""
+    from horon_bundle.cli import parsing  # noqa: PLC0415 - start-up: see the module docstring
 
-    finding = Finding(codes.USAGE_INVALID, message, hint)
-    if _Parser.json_errors:
-        render.print_json(render.refusal_document([finding], EXIT_USAGE))
-    if parser is not None:
-        parser.print_usage(sys.stderr)
-    render.findings([finding])
-    raise SystemExit(EXIT_USAGE)
-
-
-def _nearest(word: str, choices: Sequence[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
-    return close[0] if close else None
-
-
-def _suggestion(message: str) -> str:
-    """A hint for argparse's message: the nearest option for an unknown one."""
-    if message.startswith("unrecognized arguments:"):
-        for word in message.split(":", 1)[1].split():
-            nearest = _nearest(word.split("=", 1)[0], _Parser.options) if word.startswith(
-                "-") else None
-            if nearest:
-                return f"Did you mean `{nearest}`?"
-    return ""
+    parsing.usage_error(message, hint, parser=parser)
 
 
 def command_module(name: str) -> Any:
-    return importlib.import_module(f"horon_bundle.cli.{COMMANDS[name][0]}")
+    from horon_bundle.cli import parsing  # noqa: PLC0415
+
+    return parsing.command_module(COMMANDS[name][0])
 
 
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The parser; only `chosen`'s module is imported to add its options (None: every one,
     "": none)."""
-    top = _Parser(prog=PROG,
-                  description="Build, check, sign, publish and audit native plugin bundles.")
-    top.add_argument("--version", action="version", version=f"{PROG} {horon_bundle.__version__}")
-    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                             parser_class=_Parser)
-    for name, (_module, summary) in COMMANDS.items():
-        command = sub.add_parser(name, help=summary)
-        if chosen is None or name == chosen:
-            command_module(name).configure(command)
-            if name == chosen:
-                _Parser.options = tuple(o for a in command._actions for o in a.option_strings)
-    return top
+    from horon_bundle.cli import parsing  # noqa: PLC0415
+
+    return parsing.parser(COMMANDS, PROG, chosen)
 
 
 def _chosen(argv: Sequence[str]) -> str | None:
@@ -125,14 +88,18 @@ def _unknown_command(arguments: Sequence[str]) -> None:
     word = next((w for w in arguments if not w.startswith("-")), None)
     if word is None:
         return  # no command at all (or --help): argparse says what is missing
-    nearest = _nearest(word, list(COMMANDS))
+    from horon_bundle.cli.parsing import nearest  # noqa: PLC0415
+
+    close = nearest(word, list(COMMANDS))
     usage_error(f"unknown command {word!r}",
-                f"Did you mean `{PROG} {nearest}`?" if nearest else
+                f"Did you mean `{PROG} {close}`?" if close else
                 f"Commands: {', '.join(COMMANDS)}.", parser=parser(""))
 
 
 def _cwd_gone() -> bool:
     """Whether the current directory was removed (every relative path then fails)."""
+    import os  # noqa: PLC0415 - start-up: see the module docstring
+
     try:
         os.getcwd()  # noqa: PTH109 - the call that fails, rather than Path.cwd() around it
     except FileNotFoundError:
@@ -154,11 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:
         sys.stdout.write(f"{PROG} {horon_bundle.__version__}\n")
         return 0
-    _Parser.json_errors = "--json" in arguments
+    from horon_bundle.cli.parsing import Parser  # noqa: PLC0415 - not for --version
+    from horon_bundle.core.errors import EXIT_INTERNAL, Refused  # noqa: PLC0415
+
+    Parser.json_errors = "--json" in arguments
     chosen = _chosen(arguments)
     if chosen is None:
         _unknown_command(arguments)
-    args = parser(chosen).parse_args(arguments)
+    args = parser(chosen or "").parse_args(arguments)  # top-level --help: no command loaded
     as_json = bool(getattr(args, "json", False))
     from horon_bundle.cli import render  # noqa: PLC0415 - after parsing: --help needs no rich
 
@@ -170,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         render.say("[bold red]interrupted[/]")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        import os  # noqa: PLC0415
+        import traceback  # noqa: PLC0415
+
         if isinstance(exc, FileNotFoundError) and _cwd_gone():
             from horon_bundle.core import codes  # noqa: PLC0415 - only on this path
 

@@ -6,18 +6,21 @@ forge an `ERROR` line or a `::error` annotation, move the cursor or change colou
 (`tests/test_output_escaping.py` checks every command, and that no `print` in `cli/` takes
 a value any other way). Colour, bold and the spinner appear only on a terminal and never
 under `NO_COLOR`; `--json` prints exactly one document on stdout.
+
+Only a terminal that can show colour gets rich (imported then, and only then: it costs more
+than the rest of a `verify`); anywhere else — a pipe, a CI log, `NO_COLOR` — the markup's
+tags are dropped by `strip_markup`, which reads them as rich does, and the same text is
+written without it (`tests/test_cli_output.py` compares the two).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
-
-from rich.console import Console
-from rich.markup import escape as _markup_escape
 
 from horon_bundle.cli import github
 from horon_bundle.cli.escaping import JSON_UNSAFE, plain
@@ -25,24 +28,72 @@ from horon_bundle.core.errors import Finding
 
 # no-color.org: present and not empty
 NO_COLOR = bool(os.environ.get("NO_COLOR"))
-stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False,
-                 color_system=None if NO_COLOR else "auto")
+# rich.markup's tag grammar: `[tag]`, `[/]`, `[link=…]`; an odd run of backslashes escapes it
+_TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
+_console: Any = None
+
+
+def _terminal() -> bool:
+    """Whether rich would treat stderr as a terminal (TTY_COMPATIBLE, FORCE_COLOR, isatty)."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    forced = os.environ.get("FORCE_COLOR")
+    if forced is not None:
+        return forced != ""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def console() -> Any:
+    """The rich console for stderr, made (and rich imported) on first use."""
+    global _console  # noqa: PLW0603 - one console per process, made only when needed
+    if _console is None:
+        from rich.console import Console  # noqa: PLC0415 - only for a terminal
+
+        _console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False,
+                           color_system=None if NO_COLOR else "auto")
+    return _console
+
+
+def rich_output() -> bool:
+    """Colour and styles are shown: a terminal, and no NO_COLOR."""
+    return not NO_COLOR and _terminal()
+
+
+def strip_markup(markup: str) -> str:
+    """The text rich would show for `markup` without styles: tags dropped, escaped ones kept
+    literally (with the backslash that escaped them removed)."""
+    def untag(match: re.Match[str]) -> str:
+        backslashes, escaped = divmod(len(match.group(1)), 2)
+        return "\\" * backslashes + (match.group(0)[len(match.group(1)):] if escaped else "")
+
+    return _TAG.sub(untag, markup)
 
 
 def escape(text: str) -> str:
     """`plain(text)`, safe inside rich markup too."""
-    return _markup_escape(plain(text))
+    from rich.markup import escape as markup_escape  # noqa: PLC0415 - only for a terminal
+
+    return markup_escape(plain(text))
 
 
 def say(markup: str, *values: object) -> None:
     """Print one line: `markup` is a literal of this module's callers (rich markup with `{}`
     placeholders); every value is escaped before it is put in its place."""
-    stderr.print(markup.format(*(escape(str(value)) for value in values)))
+    if rich_output():
+        console().print(markup.format(*(escape(str(value)) for value in values)))
+        return
+    text = strip_markup(markup).format(*(plain(str(value)) for value in values))
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def decorated() -> bool:
     """Spinners and live progress: only on a terminal, and never under NO_COLOR."""
-    return stderr.is_terminal and not NO_COLOR
+    return rich_output()
 
 
 def print_json(document: Any) -> None:
@@ -100,12 +151,12 @@ class ConsoleReporter:
         self._stop_status()
         say("[cyan]•[/] {}", text)
         if decorated():
-            self._status = stderr.status("", spinner="dots")
+            self._status = console().status("", spinner="dots")
             self._status.start()
 
     def detail(self, text: str) -> None:
         if self._status is not None:
-            self._status.update(escape(text))
+            self._status.update(escape(text))  # only set on a terminal
 
     def note(self, text: str) -> None:
         if self.quiet:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from horon_bundle.core.process import run_quiet
+from horon_bundle.load.containment import trivial_command
 
 _MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64",
              "riscv64": "riscv64gc", "ppc64le": "powerpc64le", "s390x": "s390x"}
@@ -75,8 +76,8 @@ def probe_tracer() -> Tracer:
     strace = shutil.which("strace")
     if strace is None:
         return Tracer(None, "strace not found on PATH")
-    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", sys.executable, "-I", "-S",
-                      "-c", "pass"], timeout=_PROBE_TIMEOUT)
+    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", *trivial_command()],
+                     timeout=_PROBE_TIMEOUT)
     if not done.ok:
         problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return Tracer(None, f"strace cannot trace here: {problem}")

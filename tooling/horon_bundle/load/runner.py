@@ -61,6 +61,7 @@ class ChildOutcome:
     stdout_problem: str | None
     strays: str | None = None  # how processes the library started outlived the child
     memory_limit: int = mib(DEFAULT_MEMORY_LIMIT_MIB)
+    image_bytes: int = 0  # the library file's size, added to the limit (its mapping)
 
     def describe_end(self) -> str:
         if self.timed_out:
@@ -75,7 +76,8 @@ class ChildOutcome:
 
     @property
     def memory_note(self) -> str:
-        return f"its address space was limited to {self.memory_limit >> 20} MiB"
+        return (f"its address space was limited to {self.memory_limit >> 20} MiB beyond the "
+                f"{self.image_bytes}-byte library it maps")
 
 
 def _signal_name(number: int) -> str:
@@ -135,11 +137,13 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
               containment: Containment | None = None) -> ChildOutcome:
     """Run one child mode on `library`; never raises for what the child did."""
     containment = containment or probe_containment()
+    image = _image_bytes(library)
     with contextlib.ExitStack() as stack:
         if home is None:
             home = stack.enter_context(private_directory("horon-child-"))
         argv = [*tracer, *containment.prefix(),
-                *child_argv(mode, library, {**(argument or {}), "memory_limit": memory_limit})]
+                *child_argv(mode, library, {**(argument or {}),
+                                            "memory_limit": memory_limit + image})]
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
             kwargs["start_new_session"] = True
@@ -162,8 +166,19 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
         return ChildOutcome(answer=answer, returncode=process.returncode,
                             timed_out=collected.timed_out,
                             stderr=bytes(collected.stderr).decode("utf-8", "replace")[-4000:],
-                            stdout_problem=problem, strays=strays, memory_limit=memory_limit)
+                            stdout_problem=problem, strays=strays, memory_limit=memory_limit,
+                            image_bytes=image)
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
+
+
+def _image_bytes(library: Path) -> int:
+    """The library's size: mapping it takes that much address space, which is not memory the
+    library asked for, so the limit comes on top of it (a 1 GiB library must still load
+    under the default limit). Bounded by the bundle limits (`verify.limits`)."""
+    try:
+        return max(0, library.stat().st_size)
+    except OSError:
+        return 0  # the child reports what is wrong with the path
 
 
 @dataclass(slots=True)

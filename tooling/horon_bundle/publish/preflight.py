@@ -10,6 +10,7 @@ for nothing to be uploaded.
 
 from __future__ import annotations
 
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +19,12 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
+from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
 from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES
-from horon_bundle.model.harness.layout import CATALOGUE_NAME
+from horon_bundle.model.harness.layout import CATALOGUE_NAME, is_harness
 from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, bundle_name
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
@@ -41,8 +43,9 @@ from horon_bundle.publish.signature import VerifierFactory, signature_findings
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.harness.judge import PROVING_CHECKS
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
-from horon_bundle.verify.judge import verify_path
-from horon_bundle.verify.route import HARNESS_KIND, bundle_kind, verify_any
+from horon_bundle.verify.judge import verify_opened
+from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.route import verify_any
 from horon_bundle.verify.source import open_bundle
 
 # verify checks whose pass publication requires (a skip is not good enough here)
@@ -69,6 +72,9 @@ class PlannedItem:
 
 
 class _Hashing(threading.Thread):
+    """A harness zip's digest, hashed beside its judge (which has no one-pass digest yet:
+    harness zips are small, native archives are what `archive_digest=True` is for)."""
+
     def __init__(self, path: Path) -> None:
         super().__init__(name="archive-hash", daemon=True)
         self.path = path
@@ -91,31 +97,44 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
+def _verified_native(path: Path) -> VerifyReport | None:
+    """The native judge's report, its archive digest taken from the bytes judged; None for a
+    harness zip. The archive is opened and validated once, to route it and to judge it."""
+    report = VerifyReport(path=str(path))
+    try:
+        source = open_bundle(path)
+    except Refused as exc:
+        report.judged("archive", list(exc.findings))
+        return report
+    with source:
+        if is_harness(source.files):
+            return None
+        return verify_opened(path, source, report, archive_digest=True)
+
+
 def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
     """Verify one archive and the files beside it; the item is None when it cannot be used.
 
-    The archive is hashed once here (in a thread, while verify reads it); its identity
-    (inode, size, times) is compared after the checks instead of hashing it again, and the
-    upload is checked against this digest."""
-    if bundle_kind(path) == HARNESS_KIND:
-        return check_harness_archive(path, verifier)
+    The archive is opened once, to route it and to judge it, and read once: verify hashes
+    the archive file from the very bytes it judged (`verify_opened(..., archive_digest=True)`);
+    its identity (inode, size, times) is compared after the checks instead of hashing it
+    again, and the upload is checked against this digest."""
     findings = Findings()
     try:
         before_identity = _identity(path)
+        mode = path.lstat().st_mode
     except OSError as exc:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
-    hashing = _Hashing(path)
-    hashing.start()  # beside verify, on another core: both release the GIL
-    report = verify_path(path)
-    hashing.join()
-    if hashing.refused:
-        return None, hashing.refused
-    if hashing.digest is None:
-        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
-    before = hashing.digest
+    if not stat.S_ISREG(mode):  # what the archive's hash would refuse; never opened
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else f"{file_kind(mode)}, not a regular file"
+        return None, [Finding(codes.INPUT_NOT_A_FILE, f"archive {path}: {kind}")]
+    report = _verified_native(path)
+    if report is None:
+        return check_harness_archive(path, verifier)
     findings.extend(report.findings)
     manifest = report.manifest
-    if manifest is None:
+    before = report.archive_digest
+    if manifest is None or before is None:
         return None, list(findings)
     where = path.name
     if manifest.channel != "release":

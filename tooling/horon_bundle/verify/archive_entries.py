@@ -33,6 +33,8 @@ class ArchiveEntry:
     mode: int
     header_offset: int
     data_offset: int = 0
+    local_header: bytes = b""  # the local header's bytes (name included), as validated
+    descriptor: bytes = b""  # the data descriptor's bytes after the data, if any
 
     @property
     def is_directory(self) -> bool:

@@ -27,18 +27,18 @@ the entry's compressed size.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
-from horon_bundle.core.hashing import CHUNK, Digest
+from horon_bundle.core.hashing import Digest
 from horon_bundle.core.inputs import open_regular, read_at
 from horon_bundle.verify import limits
 from horon_bundle.verify.archive_entries import DEFLATED, STORED, ArchiveEntry, judge_entries
-from horon_bundle.verify.archive_stream import ArchiveStream
+from horon_bundle.verify.archive_stream import ArchiveStream, ResumeIndex
+from horon_bundle.verify.archive_tape import ArchiveTape
 
 _EOCD = struct.Struct("<4sHHHHIIH")
 _CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
@@ -61,23 +61,43 @@ _TAIL = (1 << 16) + _EOCD.size
 class ArchiveReader:
     """A validated archive: its file entries by name, read through one descriptor."""
 
-    def __init__(self, fd: int, label: str, entries: dict[str, ArchiveEntry]) -> None:
+    def __init__(self, fd: int, label: str, entries: dict[str, ArchiveEntry], *, size: int,
+                 trailer: tuple[int, bytes] = (0, b"")) -> None:
         self.fd = fd
         self.label = label
         self.entries = entries
+        self.size = size
+        self._trailer = trailer  # (offset, bytes) of the central directory and end record
+        self._tape: ArchiveTape | None = None
+        self._index: tuple[str, ResumeIndex] | None = None
 
-    def open(self, name: str) -> ArchiveStream:
-        return ArchiveStream(self.fd, self.label, self.entries[name])
+    def open(self, name: str, *, resumable: bool = False) -> ArchiveStream:
+        """Stream one entry. `resumable`: keep resume points while it streams, so that later
+        streams of this entry can seek cheaply (one entry at a time: memory stays flat)."""
+        if resumable:
+            self._index = (name, ResumeIndex())
+        index = self._index[1] if self._index is not None and self._index[0] == name else None
+        return ArchiveStream(self.fd, self.label, self.entries[name], tape=self._tape,
+                             index=index)
+
+    def start_digest(self) -> None:
+        """Hash the archive from the bytes its entry streams read from now on (`digest`)."""
+        framing = [(e.header_offset, e.local_header) for e in self.entries.values()]
+        framing += [(e.data_offset + e.compressed_size, e.descriptor)
+                    for e in self.entries.values() if e.descriptor]
+        self._tape = ArchiveTape(self.fd, self.size, [*framing, self._trailer])
 
     def digest(self) -> Digest:
         """The SHA-256 of the archive file itself, read through the descriptor that was
-        validated (what a signature over the archive must cover)."""
-        hasher = hashlib.sha256()
-        offset = 0
-        while chunk := read_at(self.fd, CHUNK, offset):
-            hasher.update(chunk)
-            offset += len(chunk)
-        return Digest(hasher.hexdigest(), offset)
+        validated (what a signature over the archive must cover): from the bytes the entry
+        streams read since `start_digest`, and whatever they did not read, read now."""
+        tape = self._tape or ArchiveTape(self.fd, self.size, ())
+        return tape.digest()
+
+    @property
+    def reread(self) -> int:
+        """Bytes `digest` had to read itself (0: every byte hashed was a byte judged)."""
+        return self._tape.reread if self._tape is not None else self.size
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -93,11 +113,11 @@ def validate_archive(path: Path) -> ArchiveReader:
     except FileNotFoundError:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: no such file") from None
     try:
-        entries = _validate(fd, info.st_size, label)
+        entries, trailer = _validate(fd, info.st_size, label)
     except BaseException:
         os.close(fd)
         raise
-    return ArchiveReader(fd, label, entries)
+    return ArchiveReader(fd, label, entries, size=info.st_size, trailer=trailer)
 
 
 def _pread(fd: int, length: int, offset: int) -> bytes:
@@ -112,12 +132,14 @@ def _pread(fd: int, length: int, offset: int) -> bytes:
     return b"".join(parts)
 
 
-def _validate(fd: int, size: int, label: str) -> dict[str, ArchiveEntry]:
+def _validate(fd: int, size: int,
+              label: str) -> tuple[dict[str, ArchiveEntry], tuple[int, bytes]]:
+    """The file entries by name, and (offset, bytes) of the directory and end record."""
     findings = Findings()
     try:
-        records = _end_record(fd, size, label)
-        count, cd_size, cd_offset = records
-        central = _central_directory(_pread(fd, cd_size, cd_offset), count, label, findings)
+        count, cd_size, cd_offset, end_record = _end_record(fd, size, label)
+        directory = _pread(fd, cd_size, cd_offset)
+        central = _central_directory(directory, count, label, findings)
         findings.raise_if_any()
         located = _local_headers(fd, central, cd_offset, label, findings)
         findings.raise_if_any()
@@ -125,11 +147,12 @@ def _validate(fd: int, size: int, label: str) -> dict[str, ArchiveEntry]:
     except OSError as exc:
         raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: {exc.strerror or exc}") from None
     findings.raise_if_any()
-    return entries
+    return entries, (cd_offset, directory + end_record)
 
 
-def _end_record(fd: int, size: int, label: str) -> tuple[int, int, int]:
-    """(entry count, central directory size, its offset) from the one end record."""
+def _end_record(fd: int, size: int, label: str) -> tuple[int, int, int, bytes]:
+    """(entry count, central directory size, its offset, the record's bytes) from the one
+    end record."""
     if size < _EOCD.size:
         raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a zip ({size} bytes)")
     if size > limits.MAX_ARCHIVE_BYTES:
@@ -171,7 +194,7 @@ def _end_record(fd: int, size: int, label: str) -> tuple[int, int, int]:
         raise Refused.one(codes.ARCHIVE_AMBIGUOUS,
                           f"{label}: the central directory ({cd_size} bytes at {cd_offset}) "
                           f"does not end where the end record starts ({size - _EOCD.size})")
-    return total, cd_size, cd_offset
+    return total, cd_size, cd_offset, tail[-_EOCD.size:]
 
 
 def _decode_name(raw: bytes, flags: int) -> str | None:
@@ -304,6 +327,7 @@ def _local_headers(fd: int, central: list[ArchiveEntry], cd_offset: int, label: 
         if not (entry.flags & _DESCRIPTOR and not any(sizes.values())):
             disagreements += [f"{field} {sizes[field]} != {expected_sizes[field]}"
                               for field in sizes if sizes[field] != expected_sizes[field]]
+        raw_descriptor = b""
         if entry.flags & _DESCRIPTOR:
             raw_descriptor, values = _data_descriptor(fd, end)
             end += len(raw_descriptor)
@@ -317,7 +341,8 @@ def _local_headers(fd: int, central: list[ArchiveEntry], cd_offset: int, label: 
             findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: local header and central directory "
                                                   f"disagree: {'; '.join(disagreements)}")
             return located
-        located.append(_with_data_offset(entry, data_offset))
+        located.append(_with_data_offset(entry, data_offset, header[:_LOCAL.size + name_len],
+                                         raw_descriptor if entry.flags & _DESCRIPTOR else b""))
         position = end
     if position != cd_offset:
         findings.add(codes.ARCHIVE_AMBIGUOUS, f"{label}: {cd_offset - position} bytes between "
@@ -340,11 +365,13 @@ def _data_descriptor(fd: int, offset: int) -> tuple[bytes, tuple[int, int, int]]
     return raw, (values[0], values[1], values[2])
 
 
-def _with_data_offset(entry: ArchiveEntry, data_offset: int) -> ArchiveEntry:
+def _with_data_offset(entry: ArchiveEntry, data_offset: int, local_header: bytes,
+                      descriptor: bytes) -> ArchiveEntry:
     return ArchiveEntry(
         name=entry.name, raw_name=entry.raw_name, size=entry.size,
         compressed_size=entry.compressed_size, method=entry.method, flags=entry.flags,
         crc=entry.crc, time=entry.time, date=entry.date, version_needed=entry.version_needed,
-        mode=entry.mode, header_offset=entry.header_offset, data_offset=data_offset)
+        mode=entry.mode, header_offset=entry.header_offset, data_offset=data_offset,
+        local_header=local_header, descriptor=descriptor)
 
 

@@ -1,21 +1,71 @@
-"""Streaming one validated archive entry: inflated through its CRC, bounded by its size."""
+"""Streaming one validated archive entry: inflated through its CRC, bounded by its size.
+
+An entry streamed from its start can keep *resume points* (`ResumeIndex`): copies of the
+inflater's state every so often, so a later stream of the same entry can `seek` to an offset
+by inflating from the nearest point before it instead of from the entry's first byte. This is
+how the verifier reads a library's static section after hashing it: the section is found
+from the windows kept while hashing, and what lies outside them costs a bounded re-inflation,
+never a second pass over the whole library. At most `ResumeIndex.MAX_POINTS` points of about
+40 KiB each (zlib's 32 KiB window and its state) are kept, so memory stays flat at any size.
+"""
 
 from __future__ import annotations
 
+import bisect
 import zlib
+from dataclasses import dataclass, field
+from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import read_at
 from horon_bundle.verify.archive_entries import DEFLATED, ArchiveEntry
+from horon_bundle.verify.archive_tape import ArchiveTape
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    produced: int  # bytes of the entry inflated before this point
+    offset: int  # archive offset of the next compressed byte the inflater takes
+    inflate: Any  # zlib's decompress object, copied at that point (never used, only copied)
+
+
+@dataclass(slots=True)
+class ResumeIndex:
+    """Resume points of one entry, evenly spaced: when there are too many, every other one
+    is dropped and the spacing doubles (at most MAX_POINTS, spaced at most size / 32)."""
+
+    MAX_POINTS = 64
+    every: int = 1 << 20
+    points: list[ResumePoint] = field(default_factory=list)
+    _next: int = 1 << 20
+
+    def offer(self, produced: int, offset: int, inflate: Any) -> None:
+        if produced < self._next:
+            return
+        self.points.append(ResumePoint(produced, offset, inflate.copy()))
+        if len(self.points) > self.MAX_POINTS:
+            self.points = self.points[1::2]
+            self.every *= 2
+        self._next = produced + self.every
+
+    def before(self, position: int) -> ResumePoint | None:
+        """The last point at or before `position`, if any."""
+        found = bisect.bisect_right([p.produced for p in self.points], position)
+        return self.points[found - 1] if found else None
 
 
 class ArchiveStream:
     """Streams one entry: inflated through its CRC, never more bytes than declared, and the
-    compressed stream must end exactly at the entry's compressed size."""
+    compressed stream must end exactly at the entry's compressed size.
 
-    def __init__(self, fd: int, label: str, entry: ArchiveEntry) -> None:
+    `tape` (if any) is shown every compressed byte read, at its offset (the archive's digest
+    from the bytes judged); `index` is filled with resume points when this stream reads the
+    entry from its start, and used by `seek` otherwise."""
+
+    def __init__(self, fd: int, label: str, entry: ArchiveEntry, *,
+                 tape: ArchiveTape | None = None, index: ResumeIndex | None = None) -> None:
         self._fd = fd
         self._entry = entry
         self._label = f"{label}: entry {entry.name!r}"
@@ -26,6 +76,10 @@ class ArchiveStream:
         self._inflate = zlib.decompressobj(-zlib.MAX_WBITS) if entry.method == DEFLATED else None
         self._pending = b""
         self._done = False
+        self._tape = tape
+        self._index = index
+        self._partial = False  # sought: a part of the entry, so no CRC to check at its end
+        self._started = False
 
     def _refuse(self, code: Code, message: str) -> Refused:
         self._done = True
@@ -43,6 +97,8 @@ class ArchiveStream:
             raise self._refuse(codes.ARCHIVE_FORMAT, exc.strerror or str(exc)) from None
         if not data:
             raise self._refuse(codes.ARCHIVE_FORMAT, "truncated entry data")
+        if self._tape is not None:
+            self._tape.saw(self._offset, data)
         self._offset += len(data)
         self._compressed_left -= len(data)
         return data
@@ -71,12 +127,16 @@ class ArchiveStream:
     def read(self, size: int = CHUNK) -> bytes:
         if self._done:
             return b""
+        self._started = True
         chunk = self._next_chunk(size if size > 0 else CHUNK)
         self._left -= len(chunk)
         if self._left < 0:
             raise self._refuse(codes.ARCHIVE_LIMIT, "more bytes than declared")
         if chunk:
             self._crc = zlib.crc32(chunk, self._crc)
+            if self._index is not None and not self._partial and self._inflate is not None:
+                self._index.offer(self._entry.size - self._left,
+                                  self._offset - len(self._pending), self._inflate)
             return chunk
         self._done = True
         if self._left:
@@ -84,10 +144,39 @@ class ArchiveStream:
                                                      f"declared {self._entry.size}")
         if self._inflate is not None and not self._inflate.eof:
             raise self._refuse(codes.ARCHIVE_FORMAT, "the deflate stream is truncated")
-        if self._crc != self._entry.crc:
+        if self._crc != self._entry.crc and not self._partial:
             raise self._refuse(codes.ARCHIVE_FORMAT, f"bad CRC-32 {self._crc:08x}, declared "
                                                      f"{self._entry.crc:08x}")
         return b""
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, position: int) -> None:
+        """Move a fresh stream to `position` of the entry: directly for a stored entry, else
+        by inflating forward from the nearest resume point (or the start). What follows is
+        a part of the entry: its sizes are still enforced, its CRC (of the whole) is not."""
+        if self._started or not 0 <= position <= self._entry.size:
+            raise ValueError(f"{self._label}: cannot seek to {position}")
+        self._started = self._partial = True
+        entry = self._entry
+        skip = position
+        if self._inflate is None:
+            self._offset += position
+            self._compressed_left -= position
+            self._left -= position
+            skip = 0
+        elif self._index is not None and (point := self._index.before(position)) is not None:
+            self._inflate = point.inflate.copy()
+            self._offset = point.offset
+            self._compressed_left = entry.data_offset + entry.compressed_size - point.offset
+            self._left = entry.size - point.produced
+            skip = position - point.produced
+        while skip > 0:
+            dropped = self.read(min(skip, CHUNK))
+            if not dropped:
+                break
+            skip -= len(dropped)
 
     def close(self) -> None:
         self._done = True

@@ -12,15 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.model.harness.statement import HarnessFacts
-from horon_bundle.model.manifest import Manifest
-from horon_bundle.model.provenance import BuildFacts
-from horon_bundle.model.signer import SignerIdentity
-from horon_bundle.rules.policy import Policy
-from horon_bundle.rules.policy_requirements import NATIVE, Subject
 from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
@@ -33,6 +28,13 @@ from horon_bundle.verify.signature import (
 )
 from horon_bundle.verify.source import BundleSource
 from horon_bundle.verify.trust import PRODUCTION, TrustChoice, load_trust
+
+if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given (start-up)
+    from horon_bundle.model.harness.statement import HarnessFacts
+    from horon_bundle.model.manifest import Manifest
+    from horon_bundle.model.provenance import BuildFacts
+    from horon_bundle.model.signer import SignerIdentity
+    from horon_bundle.rules.policy import Policy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,11 +92,13 @@ def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None
 
 def judge_policy(report: VerifyReport, options: AuditOptions,
                  signature: SignatureResult | None, *, manifest: Manifest | None,
-                 facts: BuildFacts | HarnessFacts | None, kind: str = NATIVE,
+                 facts: BuildFacts | HarnessFacts | None, kind: str = "native",
                  advertised_source: str | None = None) -> None:
     """One `policy.*` check per key of the policy, on the facts the judge read."""
     if options.policy is None:
         return
+    from horon_bundle.rules.policy_requirements import Subject  # noqa: PLC0415 - start-up
+
     subject = Subject(
         manifest=manifest, facts=facts, kind=kind,
         signature_present=signature is not None and any(

@@ -35,8 +35,11 @@ class BundleSource(ABC):
     layout_findings: Findings
 
     @abstractmethod
-    def open(self, path: str) -> ByteStream:
-        """Stream one of `files`; Refused (never OSError) when it cannot be read as judged."""
+    def open(self, path: str, *, resumable: bool = False) -> ByteStream:
+        """Stream one of `files`; Refused (never OSError) when it cannot be read as judged.
+
+        `resumable`: this stream reads the file from its start, and later streams of it may
+        seek (a directory's file always can; an archive entry keeps resume points)."""
 
     def read_small(self, path: str, limit: int) -> bytes:
         """Read a metadata file whole, refusing it past `limit` bytes before reading it."""

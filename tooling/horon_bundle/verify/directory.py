@@ -167,7 +167,7 @@ class DirectorySource(BundleSource):
             stack.extend((sub, depth + 1) for sub in reversed(subdirectories))
 
     # --- reading ----------------------------------------------------------------------------
-    def open(self, path: str) -> _FileStream:
+    def open(self, path: str, *, resumable: bool = False) -> _FileStream:
         flags = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_NONBLOCK
         try:
             if DIR_FDS:
@@ -210,6 +210,9 @@ class DirectorySource(BundleSource):
             self._root_fd = -1
 
 
+_READV = hasattr(os, "readv")
+
+
 class _FileStream:
     """A regular file opened once: streamed (or sought) through its descriptor, refusing
     more bytes than the size it was judged with."""
@@ -226,10 +229,28 @@ class _FileStream:
         except OSError as exc:
             raise Refused.one(codes.LAYOUT_CHANGED,
                               f"{self._label}: {exc.strerror or exc} while it was read") from None
-        self._position += len(data)
+        self._advance(len(data))
+        return data
+
+    def readinto(self, buffer: memoryview) -> int:
+        """`read` into `buffer` (reused by the caller: no allocation per chunk)."""
+        try:
+            if _READV:
+                got = os.readv(self._fd, [buffer[:CHUNK]])
+            else:  # Windows has no readv
+                data = os.read(self._fd, min(len(buffer), CHUNK))
+                got = len(data)
+                buffer[:got] = data
+        except OSError as exc:
+            raise Refused.one(codes.LAYOUT_CHANGED,
+                              f"{self._label}: {exc.strerror or exc} while it was read") from None
+        self._advance(got)
+        return got
+
+    def _advance(self, count: int) -> None:
+        self._position += count
         if self._position > self._size:
             raise Refused.one(codes.LAYOUT_CHANGED, f"{self._label}: grew while it was read")
-        return data
 
     def seekable(self) -> bool:
         return True

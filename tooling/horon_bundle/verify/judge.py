@@ -46,8 +46,9 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
 
     `qa_patterns` are the auditor's own QA patterns (a policy's `qa-patterns`), applied on top
     of the built-in ones and those the bundle records. `archive_digest` also hashes the
-    archive file through the descriptor that was verified (`report.archive_digest`), so a
-    signature is checked over exactly the bytes judged."""
+    archive file (`report.archive_digest`) from the very bytes its entries were judged from,
+    read once through the descriptor that was validated (`verify.archive_tape`), so a
+    signature or a publication covers exactly the bytes judged."""
     report = VerifyReport(path=str(path))
     if path.name.endswith(REF_SUFFIX):
         report.judged("archive", [Finding(codes.LAYOUT_HARNESS_BUNDLE,
@@ -70,6 +71,8 @@ def verify_opened(path: Path, source: BundleSource, report: VerifyReport, *,
     that opened it to decide what it is judges those same files, never a second walk."""
     if isinstance(source, ArchiveSource):
         report.judged("archive", [])
+        if archive_digest:
+            source.start_digest()
     verify_source(source, report, qa_patterns=qa_patterns)
     if archive_digest and isinstance(source, ArchiveSource):
         report.archive_digest = source.archive_digest()
@@ -175,7 +178,7 @@ def _hash_all(source: BundleSource, wanted: set[str], already_read: dict[str, by
         if path in already_read:
             digests[path] = hash_bytes(already_read[path])
             continue
-        stream = source.open(path)
+        stream = source.open(path, resumable=path == watched)
         try:
             digests[path] = hash_stream(stream,  # type: ignore[arg-type]
                                         windows.feed if path == watched else None)
@@ -188,8 +191,9 @@ def _read_section(source: BundleSource, manifest: Manifest | None,
                   windows: StreamWindows) -> SectionState:
     """The library's .horon_abi section, from the windows kept while hashing it.
 
-    Ranges outside the windows cost one targeted re-read of the library (bounded memory);
-    nothing is loaded or extracted.
+    Ranges outside the windows cost one targeted re-read of the library: a seek in a
+    directory, a re-inflation from the nearest resume point in an archive (never from the
+    entry's start); bounded memory, nothing loaded or extracted.
     """
     if manifest is None or manifest.library.path not in source.files:
         return SectionState(None, read=False)

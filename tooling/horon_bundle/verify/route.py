@@ -14,11 +14,9 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX
+from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX, is_harness
 from horon_bundle.model.harness.ref import BundleRef, ref_path, zip_of_ref
-from horon_bundle.rules.policy_requirements import HARNESS
 from horon_bundle.verify.audit import AuditOptions, audit_path, audit_signature, judge_policy
-from horon_bundle.verify.harness.judge import is_harness, judge_harness
 from horon_bundle.verify.harness.ref import check_digest, read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.report import VerifyReport
@@ -83,6 +81,8 @@ def judge_target(target: Path, options: AuditOptions, harness: HarnessOptions, *
             report.notes.append(f"no {ref_path(target).name} beside it: the zip's digest is "
                                 "not pinned by a ref")
         report.ref_sha256 = ref.sha256 if ref is not None else None
+        from horon_bundle.verify.harness.judge import judge_harness  # noqa: PLC0415 - start-up
+
         judge_harness(source, report, harness)
     if ref is not None and report.catalogue is not None and ref.name != report.catalogue.name:
         report.judged("ref.name", [Finding(codes.REF_NAME,
@@ -91,7 +91,7 @@ def judge_target(target: Path, options: AuditOptions, harness: HarnessOptions, *
     statement = report.digests.get(PROVENANCE_NAME)
     signature = audit_signature(target, report, options,
                                 statement_sha256=statement.sha256 if statement else None)
-    judge_policy(report, options, signature, manifest=None, facts=report.facts, kind=HARNESS)
+    judge_policy(report, options, signature, manifest=None, facts=report.facts, kind=HARNESS_KIND)
     return report
 
 

@@ -30,11 +30,20 @@ class ArchiveSource(BundleSource):
                       for name, e in self._archive.entries.items()}
         self.layout_findings = Findings()
 
-    def open(self, path: str) -> ArchiveStream:
-        return self._archive.open(path)
+    def open(self, path: str, *, resumable: bool = False) -> ArchiveStream:
+        return self._archive.open(path, resumable=resumable)
+
+    def start_digest(self) -> None:
+        """Hash the archive from the bytes the entries are judged from (before reading)."""
+        self._archive.start_digest()
 
     def archive_digest(self) -> Digest:
         return self._archive.digest()
+
+    @property
+    def digest_reread(self) -> int:
+        """Bytes the digest read beyond what the entry streams read (0: one pass)."""
+        return self._archive.reread
 
     def close(self) -> None:
         self._archive.close()

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:  # yaml is imported only when a frontmatter block is parsed (start-up)
+    import yaml
+
 
 MAX_FRONTMATTER_BYTES = 64 << 10
 MAX_NODES = 4096  # aliases can make a small document expand exponentially; never walk that
@@ -67,6 +69,8 @@ def parse_markdown(data: bytes) -> Frontmatter:
 
 
 def parse_block(block: str) -> Frontmatter:
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
     if not block.strip():
         return Frontmatter({}, YAML)
     try:
@@ -81,6 +85,8 @@ def parse_block(block: str) -> Frontmatter:
 
 
 def _as_mapping(node: yaml.Node) -> yaml.MappingNode:
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
     if not isinstance(node, yaml.MappingNode):
         raise _NotPlain("not a mapping")
     return node
@@ -93,6 +99,8 @@ def _count(budget: list[int]) -> None:
 
 
 def _mapping(node: yaml.MappingNode, budget: list[int], depth: int) -> dict[str, Any]:
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
     if depth > MAX_DEPTH:
         raise _NotPlain(f"nested deeper than {MAX_DEPTH}")
     result: dict[str, Any] = {}
@@ -108,6 +116,8 @@ def _mapping(node: yaml.MappingNode, budget: list[int], depth: int) -> dict[str,
 
 
 def _value(node: yaml.Node, budget: list[int], depth: int) -> Any:
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
     _count(budget)
     if isinstance(node, yaml.MappingNode):
         return _mapping(node, budget, depth)

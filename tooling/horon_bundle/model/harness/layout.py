@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 
 from horon_bundle.core import paths
 
@@ -43,3 +44,10 @@ def component_path(value: str) -> tuple[str | None, str | None]:
     if problem := paths.path_problem(rest):
         return None, problem
     return posixpath.normpath(rest), None
+
+
+def is_harness(files: Mapping[str, object]) -> bool:
+    """A harness bundle by its content: a harness manifest or a catalogue, no native plugin.json
+    at the root."""
+    return "plugin.json" not in files and (
+        CATALOGUE_NAME in files or any(p in files for p in manifest_paths()))

@@ -24,7 +24,7 @@ from horon_bundle.model.harness.layout import (
     PROVENANCE_NAME,
     REQUIRED,
     RESERVED,
-    manifest_paths,
+    is_harness,
 )
 from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.model.harness.reader import FileInfo, read_plugin
@@ -63,13 +63,6 @@ class PluginView:
         if b"\x00" in data[:8192]:
             return None
         return data.decode("utf-8", errors="replace")
-
-
-def is_harness(files: Mapping[str, object]) -> bool:
-    """A harness bundle by its content: a harness manifest or a catalogue, no native plugin.json
-    at the root."""
-    return "plugin.json" not in files and (
-        CATALOGUE_NAME in files or any(p in files for p in manifest_paths()))
 
 
 def _judged(report: HarnessReport, name: str, refusals: list[Finding], warnings: list[Finding],

@@ -4,12 +4,14 @@ bundle is (name, version, catalogue) and the host it was judged against."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from horon_bundle.model.harness.catalogue import Catalogue
-from horon_bundle.model.harness.profile import HostProfile
-from horon_bundle.model.harness.statement import HarnessFacts
 from horon_bundle.verify.report import VerifyReport
+
+if TYPE_CHECKING:  # a native verify builds this report too: no harness model at start-up
+    from horon_bundle.model.harness.catalogue import Catalogue
+    from horon_bundle.model.harness.profile import HostProfile
+    from horon_bundle.model.harness.statement import HarnessFacts
 
 REPORT_FORMAT = "horon.harness-verify-report.v1"
 
