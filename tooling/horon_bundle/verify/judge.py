@@ -17,7 +17,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_stream
 from horon_bundle.model import checksums
-from horon_bundle.model.harness.layout import REF_SUFFIX
+from horon_bundle.model.harness.layout import REF_SUFFIX, is_harness
 from horon_bundle.model.manifest import (
     CHECKSUMS_NAME,
     MANIFEST_NAME,
@@ -31,7 +31,6 @@ from horon_bundle.model.provenance import (
 )
 from horon_bundle.verify.advertised import SectionState, check_advertised
 from horon_bundle.verify.claims import check_binding, check_evidence, check_graph
-from horon_bundle.verify.harness.judge import is_harness
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.source import ArchiveSource, BundleSource, open_bundle
 
