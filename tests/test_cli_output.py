@@ -206,7 +206,8 @@ def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -
         done = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
                               check=False, timeout=120)
         assert done.returncode == 3, (args, done.stderr)
-        assert "ERROR environment.cwd: the current directory no longer exists" in done.stderr
+        code = "environment.cwd"
+        assert f"ERROR {code}: the current directory no longer exists" in done.stderr
         assert "INTERNAL ERROR" not in done.stderr and "Traceback" not in done.stderr
         gone.mkdir()
     assert not (tmp_path / "rel").exists()
