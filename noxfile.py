@@ -120,6 +120,22 @@ def fuzz(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def mutants(session: nox.Session) -> None:
+    """Mutation testing (mutmut) of the modules holding the critical checks, judged by tests
+    that run the mutated code in their own process (tests/mutants/, docs/development.md).
+
+    Writes docs/mutants.md and the kill-ratio block of docs/threat-model.md; fails under the
+    plan's kill ratio or on a surviving mutant without a reviewed reason. `nox -s mutants --
+    core/paths.py 'verify/*'` runs some modules (report in build/mutants/report.md);
+    `-- --resume` re-tests only the mutants an earlier run left alive.
+    """
+    # -e: the tests' subprocesses import this tree; pinned: tests/mutants/filters.py edits
+    # that version's operator table
+    session.install("-e", ".[test]", "mutmut==3.8.1")
+    session.run("python", "-m", "tests.mutants.run", *session.posargs)
+
+
+@nox.session(default=False)
 def dist(session: nox.Session) -> None:
     """Build our sdist and wheel; check them with twine and for the templates and docs; then
     install the wheel into a fresh virtualenv outside the repository and run

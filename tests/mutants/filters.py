@@ -1,0 +1,126 @@
+"""Mutate logic, not text: the mutmut operators without the ones that only change a message.
+
+mutmut 3.8 has no setting to leave string literals alone, so this module rewrites its operator
+table in place before any mutant is generated (`install`); the mutants it drops never exist,
+are never run and never count. Dropped:
+
+- every string-literal mutant (`"x"` -> `"XXxXX"`, case changes); docstrings mutmut already
+  skips;
+- a call argument that is text (a literal, an f-string, a concatenation or `%`/`.format` of
+  one) or that goes by a message keyword (`hint=`, `note=`, `detail=`) replaced by None or
+  removed: the refusal's wording, not its code;
+- `name = <text>` -> `name = None` and a lambda returning text -> None;
+- a ternary choosing between two texts, forced down either branch.
+
+Everything else mutmut generates is kept: operators, comparisons, numbers, booleans, `not`,
+`in`/`is`, break/continue, arguments that are not text (a refusal's code included), `x = None`
+for any other value, ternaries choosing values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import libcst as cst
+
+MUTMUT_VERSION = "3.8.1"  # the operator table below is that version's
+MESSAGE_KEYWORDS = frozenset({"hint", "note", "detail"})
+
+Operator = Callable[[Any], Iterable[cst.CSTNode]]
+
+
+def is_text(node: cst.BaseExpression) -> bool:
+    """Whether `node` evaluates to text built from a literal: what a reader is shown."""
+    if isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo | cst.Add):
+        return is_text(node.left) or is_text(node.right)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value == "format":
+        return is_text(node.func.value)
+    return False
+
+
+def _changed_argument(before: cst.Call, after: cst.Call) -> cst.Arg | None:
+    """The argument of `before` that `after` replaced or removed (None: no single one)."""
+    old, new = list(before.args), list(after.args)
+    for index, arg in enumerate(old):
+        if index >= len(new) or new[index] is not arg:
+            return arg
+    return None
+
+
+def _about_text(arg: cst.Arg) -> bool:
+    keyword = arg.keyword.value if arg.keyword is not None else None
+    return keyword in MESSAGE_KEYWORDS or is_text(arg.value)
+
+
+def arguments_but_text(original: Operator) -> Operator:
+    """`operator_arg_removal` without the mutants that drop or blank a message argument."""
+    def operator(node: cst.Call) -> Iterable[cst.CSTNode]:
+        for mutated in original(node):
+            changed = _changed_argument(node, mutated) if isinstance(mutated, cst.Call) else None
+            if changed is None or not _about_text(changed):
+                yield mutated
+    return operator
+
+
+def assignments_but_text(original: Operator) -> Operator:
+    def operator(node: cst.Assign | cst.AnnAssign) -> Iterable[cst.CSTNode]:
+        if node.value is not None and is_text(node.value):
+            return
+        yield from original(node)
+    return operator
+
+
+def lambdas_but_text(original: Operator) -> Operator:
+    def operator(node: cst.Lambda) -> Iterable[cst.CSTNode]:
+        if not is_text(node.body):
+            yield from original(node)
+    return operator
+
+
+def ternaries_but_text(original: Operator) -> Operator:
+    def operator(node: cst.IfExp) -> Iterable[cst.CSTNode]:
+        if not (is_text(node.body) and is_text(node.orelse)):
+            yield from original(node)
+    return operator
+
+
+def filtered(table: list[tuple[type, Operator]]) -> list[tuple[type, Operator]]:
+    """`table` (mutmut's `mutation_operators`) as this module's docstring says."""
+    from mutmut.mutation import mutators  # noqa: PLC0415 - only `nox -s mutants` has mutmut
+
+    wrappers: dict[Operator, Callable[[Operator], Operator] | None] = {
+        mutators.operator_string: None,
+        mutators.operator_arg_removal: arguments_but_text,
+        mutators.operator_assignment: assignments_but_text,
+        mutators.operator_lambda: lambdas_but_text,
+        mutators.operator_if_exp: ternaries_but_text,
+    }
+    missing = [op.__name__ for op in wrappers if all(op is not entry for _, entry in table)]
+    if missing:
+        raise RuntimeError(f"mutmut's operator table lacks {missing}: is it mutmut "
+                           f"{MUTMUT_VERSION}?")
+    result: list[tuple[type, Operator]] = []
+    for kind, entry in table:
+        if entry not in wrappers:
+            result.append((kind, entry))
+        elif (wrap := wrappers[entry]) is not None:
+            result.append((kind, wrap(entry)))
+    return result
+
+
+def install() -> None:
+    """Filter mutmut's operator table in place (the generator reads that same list)."""
+    from importlib.metadata import version  # noqa: PLC0415
+
+    from mutmut.mutation import mutators  # noqa: PLC0415
+
+    if version("mutmut") != MUTMUT_VERSION:
+        raise RuntimeError(f"tests/mutants/filters.py is written for mutmut {MUTMUT_VERSION}, "
+                           f"not {version('mutmut')}")
+    table = mutators.mutation_operators
+    assert isinstance(table, list)
+    table[:] = filtered(table)
