@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import cli
+
 PLUGIN_NAME = "guard-kit"
 PLUGIN_VERSION = "1.2.0"
 ZIP_NAME = f"{PLUGIN_NAME}-{PLUGIN_VERSION}.zip"
@@ -108,3 +110,16 @@ def edit_json(path: Path, change: Any) -> None:
     document = json.loads(path.read_text())
     change(document)
     write_json(path, document)
+
+
+def built_zip(root: Path, *, edit: Any = None, **options: Any) -> Path:
+    """A plugin written under `root/plugin` (then `edit(plugin_dir)` when given) and built
+    with the real CLI into `root/out`; the zip (its ref beside it)."""
+    workspace = write_plugin(root / "plugin", **options)
+    if edit is not None:
+        edit(workspace)
+    out = root / "out"
+    result = cli("build", workspace, "--out", out)
+    assert result.status == 0, result.stderr
+    [archive] = out.glob("*.zip")
+    return archive

@@ -29,6 +29,7 @@ def test_nox_tests_stops_at_once_naming_every_missing_tool(tmp_path: Path) -> No
     assert done.returncode != 0
     output = done.stdout + done.stderr
     tools = _system_tools()
+    assert "missing: " in output, output
     missing = output.split("missing: ", 1)[1].splitlines()[0]
     assert missing.split(", ") == [*tools, "cargo"]
     packages = " ".join(sorted(set(tools.values())))

@@ -301,13 +301,6 @@ def test_an_http_pretooluse_hook_warns(tmp_path: Path) -> None:
     assert_refused(cli("verify", out / ZIP_NAME, "--strict"), "hook.http-pretooluse")
 
 
-def test_harness_zips_refuse_signature_and_policy_options(tmp_path: Path) -> None:
-    archive = _built(tmp_path)
-    result = cli("verify", archive, "--require-signature", "--identity", "a@example.com",
-                 "--issuer", "https://accounts.example.com")
-    assert_refused(result, "harness.unsupported", status=2)
-
-
 def test_frontmatter_that_is_not_yaml_warns_and_is_refused_only_under_strict(
         tmp_path: Path) -> None:
     workspace = write_plugin(tmp_path / "plugin")

@@ -316,6 +316,7 @@ def _earlier_layout(client: RegistryClient, item: ReleaseItem) -> bytes:
     for side in item.side_files:
         client.push_blob(repository, side.data)
         layers.append(oci_layout.descriptor(side.media_type, side.digest, side.name))
+    assert item.manifest is not None
     manifest = oci_layout.encode({
         "schemaVersion": 2, "mediaType": oci_layout.MANIFEST_MEDIA_TYPE,
         "artifactType": oci_layout.ARTIFACT_TYPE,

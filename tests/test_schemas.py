@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from horon_bundle.core.errors import Refused
+from horon_bundle.install.state import parse_state, state_bytes
 from horon_bundle.model.manifest import parse_manifest
 from horon_bundle.model.provenance import parse_provenance
 from horon_bundle.model.record import parse_record
 from tests.conftest import BuiltExample
+from tests.harness_support import built_zip
 from tests.helpers import HOST, REPO, TEMPLATE, cli
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -299,3 +302,112 @@ def test_report_schemas_are_not_vacuous() -> None:
         "format": "horon.new-result.v1", "ok": True, "workspace": "/w", "id": "ab",
         "package": "ab", "license": "GPL-3.0", "files": [], "git": False})
     assert HOST  # the reports above name the host target
+
+
+# --- the agent home's state.json --------------------------------------------------------
+STATE_SCHEMA = "agent-home-state.schema.json"
+_SHA_A, _SHA_B = "a" * 64, "b" * 64
+
+
+def _harness_state() -> Doc:
+    """A state holding a native plugin (the harness bundle is added from a real build)."""
+    return {"format": "horon.agent-home.v1", "native_plugins": {"example": {
+        "enabled": {HOST: "0.1.0"},
+        "installed": {"0.1.0": {HOST: {
+            "archive_sha256": _SHA_A, "channel": "release", "content_sha256": _SHA_B,
+            "installed_at": "2026-12-01T09:28:09Z", "source": "example.zip"}}}}},
+        "harness_bundles": {}}
+
+
+@pytest.fixture(name="state_document", scope="module")
+def state_document_fixture(tmp_path_factory: pytest.TempPathFactory) -> Doc:
+    archive = built_zip(tmp_path_factory.mktemp("state-zip"))
+    with zipfile.ZipFile(archive) as opened:
+        catalogue = json.loads(opened.read("catalogue.json"))
+    document = _harness_state()
+    document["harness_bundles"] = {"guard-kit": {"1.2.0": {
+        "sha256": _SHA_A, "size": archive.stat().st_size, "installed_at": "2026-12-01T10:00:00Z",
+        "source": archive.name, "catalogue": catalogue}}}
+    return document
+
+
+def _state_refused(document: Doc) -> bool:
+    return _refused(lambda: parse_state(json.dumps(document).encode(), "state.json"))
+
+
+def test_valid_states_are_accepted_by_both(state_document: Doc) -> None:
+    native_only = copy.deepcopy(state_document)
+    del native_only["harness_bundles"]
+    empty = {"format": "horon.agent-home.v1", "native_plugins": {}}
+    for document in (state_document, native_only, empty, {**empty, "harness_bundles": {}}):
+        _valid(STATE_SCHEMA, document)
+        parse_state(json.dumps(document).encode(), "state.json")
+    # what install writes validates too
+    written = json.loads(state_bytes(parse_state(json.dumps(state_document).encode(), "s")))
+    _valid(STATE_SCHEMA, written)
+    assert written == state_document
+
+
+STATE_HOSTILE: dict[str, Mutation] = {
+    "unknown top-level field": _set("extra", 1),
+    "other format": _set("format", "horon.agent-home.v2"),
+    "harness_bundles not an object": _set("harness_bundles", []),
+    "a bundle with no version": lambda d: d["harness_bundles"].update({"empty": {}}),
+    "a name with a slash": lambda d: d["harness_bundles"].update(
+        {"a/b": d["harness_bundles"]["guard-kit"]}),
+    "a version with a space": lambda d: d["harness_bundles"]["guard-kit"].update(
+        {"1 2": d["harness_bundles"]["guard-kit"]["1.2.0"]}),
+    "an uppercase digest": lambda d: _record(d).update(sha256="A" * 64),
+    "a negative size": lambda d: _record(d).update(size=-1),
+    "a size that is a string": lambda d: _record(d).update(size="1"),
+    "no catalogue": lambda d: _record(d).pop("catalogue"),
+    "an unknown record field": lambda d: _record(d).update(enabled=True),
+    "a local time": lambda d: _record(d).update(installed_at="2026-12-01T10:00:00+01:00"),
+    "an empty source": lambda d: _record(d).update(source=""),
+    "a catalogue of another format": lambda d: _record(d)["catalogue"].update(format="x"),
+    "a catalogue with an extra section": lambda d: _record(d)["catalogue"].update(extra=[]),
+    "a catalogue section not a list": lambda d: _record(d)["catalogue"].update(skills={}),
+    "a catalogue event not a string": lambda d: _record(d)["catalogue"].update(events=[1]),
+    "a native copy without channel": lambda d: d["native_plugins"]["example"]["installed"][
+        "0.1.0"][HOST].pop("channel"),
+}
+
+
+def _record(document: Doc) -> Doc:
+    record: Doc = document["harness_bundles"]["guard-kit"]["1.2.0"]
+    return record
+
+
+@pytest.mark.parametrize("case", sorted(STATE_HOSTILE))
+def test_hostile_states_are_refused_by_both(state_document: Doc, case: str) -> None:
+    document = copy.deepcopy(state_document)
+    STATE_HOSTILE[case](document)
+    assert not _schema_ok(STATE_SCHEMA, document), case
+    assert _state_refused(document), case
+
+
+STATE_DECODER_ONLY: dict[str, Mutation] = {
+    "a catalogue naming another bundle": lambda d: _record(d)["catalogue"]["plugin"].update(
+        name="other"),
+    "one digest for two versions": lambda d: d["harness_bundles"]["guard-kit"].update(
+        {"1.3.0": {**_record(d), "catalogue": {**_record(d)["catalogue"], "plugin": {
+            **_record(d)["catalogue"]["plugin"], "version": "1.3.0"}}}}),
+    "an enabled version not installed": lambda d: d["native_plugins"]["example"][
+        "enabled"].update({HOST: "9.9.9"}),
+    "a name that is a reserved device name": lambda d: d["harness_bundles"].update(
+        {"CON": d["harness_bundles"]["guard-kit"]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STATE_DECODER_ONLY))
+def test_what_only_the_state_decoder_refuses(state_document: Doc, case: str) -> None:
+    document = copy.deepcopy(state_document)
+    STATE_DECODER_ONLY[case](document)
+    assert _schema_ok(STATE_SCHEMA, document), case  # the schema cannot say it
+    assert _state_refused(document), case
+
+
+def test_a_float_size_is_refused_by_the_decoder(state_document: Doc) -> None:
+    text = json.dumps(state_document).replace(
+        f'"size": {_record(state_document)["size"]}', '"size": 1.0')
+    assert _refused(lambda: parse_state(text.encode(), "state.json"))

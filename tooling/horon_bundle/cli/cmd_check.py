@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 
 from horon_bundle.cli import render
-from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
-from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.cli.home_args import (
+    add_home_arguments,
+    add_kind_argument,
+    home_from_args,
+    target_from_args,
+)
+from horon_bundle.core import codes
+from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.install.harness_survey import HARNESS, check_harness, installed_kind
 from horon_bundle.install.survey import check
 
 
@@ -14,17 +21,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Re-verify the enabled version of ID (or VERSION) for this host's target: every file "
         "against the installed plugin.json and SHA256SUMS, nothing missing or added, and the "
-        "whole equal to what state.json recorded at install. Exit 0, or a refusal. Reads only."
+        "whole equal to what state.json recorded at install. For a harness bundle NAME: its "
+        "stored zip's digest, every harness rule, and its catalogue against state.json "
+        "(VERSION needed when several are installed). Exit 0, or a refusal. Reads only."
     )
     parser.add_argument("plugin_id", metavar="ID", help="the installed plugin's id")
     parser.add_argument("version", nargs="?", metavar="VERSION",
                         help="check this version (default: the enabled one)")
     add_home_arguments(parser, target="the target (default: this host's)")
+    add_kind_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     home, _ = home_from_args(args)
+    if installed_kind(home, args.plugin_id, args.kind) == HARNESS:
+        if args.target is not None:
+            raise Refused.one(codes.HARNESS_UNSUPPORTED,
+                              f"--target: {args.plugin_id} is a harness bundle (no targets)")
+        checked = check_harness(home, args.plugin_id, version=args.version)
+        render.say("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
+                   checked.name, checked.version, checked.record.sha256)
+        if args.json:
+            render.print_json(checked.to_json())
+        return EXIT_OK
     result = check(home, args.plugin_id, target=target_from_args(args), version=args.version)
     state = "enabled" if result.enabled else "not enabled"
     render.say("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,

@@ -24,7 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def show(change: Change) -> None:
     what = " ".join(filter(None, (change.plugin_id, change.version)))
-    where = ", ".join(change.targets) or "any target"
+    where = ", ".join(change.targets) or ("harness" if change.kind == "harness"
+                                          else "any target")
     render.say("[bold green]{}[/] {} ({})" + ("" if change.wrote else "; nothing written"),
                change.status.replace("-", " "), what, where)
     for note in change.notes:

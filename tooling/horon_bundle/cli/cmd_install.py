@@ -9,9 +9,13 @@ from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.install.harness_installer import INSTALLED as HARNESS_INSTALLED
+from horon_bundle.install.harness_installer import HarnessInstallResult
 from horon_bundle.install.installer import INSTALLED, InstallRequest, install
+from horon_bundle.model.harness.profile import resolve_profile
 from horon_bundle.rules.policy import load_policy
 from horon_bundle.verify.audit import audit_options
+from horon_bundle.verify.harness.report import HarnessOptions
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,11 +23,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Verify a bundle directory or archive (every verify rule, release channel, graph "
         "present and QA-free, claimed = advertised, evidence, and the signature and policy "
         "options below), then copy it into HOME/native-plugins/<id>/<version>/<target> through "
-        "a staging directory that is verified again and renamed into place. Runs nothing. "
-        "The same bytes again are 'already installed'; other bytes under an installed "
-        "version are refused. POSIX only; see docs/install.md."
+        "a staging directory that is verified again and renamed into place. A harness zip "
+        "(or its .ref.json) is judged by the harness rules (--host, --strict) and stored as "
+        "HOME/harness-bundles/sha256/<hex>.zip, its catalogue recorded in state.json. Runs "
+        "nothing. The same bytes again are 'already installed'; other bytes under an "
+        "installed version are refused. POSIX only; see docs/install.md."
     )
-    parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or .zip")
+    parser.add_argument("path", type=Path, metavar="PATH",
+                        help="bundle directory or .zip; a harness .zip or <zip>.ref.json")
     parser.add_argument("--enable", action="store_true",
                         help="also enable this version for its target (replacing the one "
                              "enabled)")
@@ -36,6 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="audit policy (TOML, docs/auditing.md): every requirement must hold")
     add_home_arguments(parser, writes=True)
     add_signer_arguments(parser, what="the archive")
+    harness = parser.add_argument_group("harness bundles (docs/harness.md)")
+    harness.add_argument("--host", metavar="PROFILE[@VERSION]|FILE",
+                         help="name every declared hook event this host cannot fire "
+                              "(`horon-bundle profiles` lists the shipped ones)")
+    harness.add_argument("--strict", action="store_true", help="every warning is a refusal")
+    harness.add_argument("--zip", metavar="PATH", help="the zip a <zip>.ref.json names, when "
+                                                       "it is not beside the ref")
     parser.set_defaults(run=run)
 
 
@@ -45,14 +59,18 @@ def run(args: argparse.Namespace) -> int:
         require_signature=args.require_signature,
         policy=load_policy(args.policy) if args.policy is not None else None)
     home, parents = home_from_args(args)
+    harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
+                             strict=args.strict, zip_path=args.zip)
     request = InstallRequest(source=args.path, home=home, create_parents=parents,
                              options=options, allow_qa=args.allow_qa, enable=args.enable,
-                             lock_timeout=args.lock_timeout)
+                             lock_timeout=args.lock_timeout, harness=harness)
     reporter = render.ConsoleReporter()
     try:
         result = install(request, reporter)
     finally:
         reporter.close()
+    if isinstance(result, HarnessInstallResult):
+        return _harness(result, json=args.json)
     words = f"{result.plugin_id} {result.version} {result.target}"
     if result.status == INSTALLED:
         render.say("[bold green]installed[/] {}", words)
@@ -67,5 +85,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         render.say("not enabled: horon-bundle enable {} {}", result.plugin_id, result.version)
     if args.json:
+        render.print_json(result.to_json())
+    return EXIT_OK
+
+
+def _harness(result: HarnessInstallResult, *, json: bool) -> int:
+    render.warnings(result.warnings)
+    words = f"{result.name} {result.version}"
+    if result.status == HARNESS_INSTALLED:
+        render.say("[bold green]installed[/] {} (harness, sha256 {})", words, result.sha256)
+    else:
+        detail = "same bytes; nothing written" if not result.wrote else "same bytes"
+        render.say("[bold green]already installed[/] {} ({})", words, detail)
+    render.say("        -> {}", result.home / result.location)
+    for note in result.notes:
+        render.say("[yellow]note:[/] {}", note)
+    if json:
         render.print_json(result.to_json())
     return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from horon_bundle.cli import github, render
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
@@ -85,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     for bundle in outcome.receipt["bundles"]:
         status = bundle["status"]
         label = {WOULD_PUBLISH: "would publish"}.get(status, status.replace("-", " "))
-        render.say("[bold green]{}[/] {} {} {}  sha256 {}", label, bundle["id"],
-                   bundle["version"], bundle["target"], bundle["archive"]["sha256"])
+        render.say("[bold green]{}[/] {}  sha256 {}", label, _label(bundle),
+                   bundle["archive"]["sha256"])
         render.say("        -> {}", bundle["location"])
     if outcome.receipt_path is not None:
         render.say("receipt {}", shown_path(outcome.receipt_path))
@@ -95,8 +96,15 @@ def run(args: argparse.Namespace) -> int:
     github.summary("horon-bundle publish", [
         f"destination `{github.cell(outcome.receipt.get('destination', ''))}`", "",
         *github.table(["bundle", "status", "archive sha256", "location"], [
-            [f"{b['id']} {b['version']} {b['target']}", b["status"], b["archive"]["sha256"],
+            [_label(b), b["status"], b["archive"]["sha256"],
              b["location"]] for b in outcome.receipt["bundles"]])])
     if args.json:
         render.print_json(outcome.receipt)
     return EXIT_OK
+
+
+def _label(bundle: dict[str, Any]) -> str:
+    """`id version target`, or `name version (harness)`."""
+    if bundle.get("kind") == "harness":
+        return f"{bundle['id']} {bundle['version']} (harness)"
+    return f"{bundle['id']} {bundle['version']} {bundle['target']}"

@@ -13,14 +13,16 @@ from horon_bundle.sign.signer import ambient_signer
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Sign bundle archives (.zip) and artifact records (record.json) keylessly with the "
+        "Sign bundle archives and harness zips (.zip) and artifact records (record.json) "
+        "keylessly with the "
         "OIDC identity of the CI job (GitHub Actions: `permissions: id-token: write`) or "
         "SIGSTORE_IDENTITY_TOKEN; writes <file>.sigstore.json (and "
         "<archive>.provenance.sigstore.json, a DSSE envelope over the provenance statement). "
         "Never interactive: with no identity, exit 3."
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
-                        help="bundle archives (.zip) and artifact records (record.json)")
+                        help="bundle archives or harness zips (.zip) and artifact records "
+                             "(record.json)")
     parser.add_argument("--staging", action="store_true",
                         help="sign with Sigstore's staging instance (for testing a workflow)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")

@@ -36,6 +36,11 @@ def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None 
                                  f"{DEFAULT_LOCK_TIMEOUT:g})")
 
 
+def add_kind_argument(parser: Any) -> None:
+    parser.add_argument("--kind", choices=("native", "harness"),
+                        help="which kind ID names, when the home holds both under that name")
+
+
 def home_from_args(args: argparse.Namespace) -> tuple[Path, bool]:
     """The home, and whether its missing parents may be created (the XDG default only)."""
     return resolve_home(args.home, os.environ)

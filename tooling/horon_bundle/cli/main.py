@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("cmd_status", "installed copies, the enabled one, and whether they verify"),
     "check": ("cmd_check", "re-verify an installed plugin before loading it"),
     "uninstall": ("cmd_uninstall", "remove an installed version from an agent home"),
+    "fetch": ("cmd_fetch", "check a harness ref and unpack its zip into a new directory"),
     "codes": ("cmd_codes", "list every refusal code"),
     "profiles": ("cmd_profiles", "list the shipped harness host profiles (--host NAME@VERSION)"),
     "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),

@@ -608,6 +608,31 @@ INSTALL_NAME = register(
     "install.name", "A plugin id, version or target given on the command line is malformed.",
     "Ids match ^[a-z][a-z0-9-]{1,62}$, versions are semantic versions, targets are triples.",
     exit_status=EXIT_USAGE)
+INSTALL_HARNESS_DIRECTORY = register(
+    "install.harness-directory", "A harness bundle directory was given; the home stores "
+    "harness bundles as the zip `build` wrote, under its digest.",
+    "Install the <name>-<version>.zip (or its .ref.json) instead.")
+INSTALL_KIND_AMBIGUOUS = register(
+    "install.kind-ambiguous", "The name is installed both as a native plugin and as a "
+    "harness bundle.", "Say which with --kind native or --kind harness.",
+    exit_status=EXIT_USAGE)
+INSTALL_VERSION_REQUIRED = register(
+    "install.version-required", "Several versions of the harness bundle are installed and "
+    "none was named.", "Name the version: `horon-bundle check NAME VERSION`.",
+    exit_status=EXIT_USAGE)
+FETCH_EXISTS = register(
+    "fetch.exists", "The directory `fetch --into` names exists (or appeared while fetch ran); "
+    "fetch unpacks only into a new directory.",
+    "Name a directory that does not exist yet; fetch creates it.")
+FETCH_INTO = register(
+    "fetch.into", "The parent of the directory `fetch --into` names is missing, not a "
+    "directory, or writable by every user without the sticky bit.",
+    "Create the parent directory first (mode 0755 or stricter).")
+FETCH_IO = register(
+    "fetch.io", "A file cannot be written while unpacking (disk full, permission denied, I/O "
+    "error); the staging directory was removed and nothing was created under DIR.",
+    "Free space or fix the permissions of the parent directory, then fetch again.",
+    exit_status=EXIT_ENVIRONMENT)
 INSTALL_UNSUPPORTED = register(
     "install.unsupported", "Installing into an agent home needs a POSIX system (descriptor-"
     "relative opens, flock).", "Install on Linux or macOS; on Windows use verify.",
@@ -853,7 +878,7 @@ MARKETPLACE_VERSION = register(
     "Give the version in one place.")
 HARNESS_UNSUPPORTED = register(
     "harness.unsupported",
-    "An option given does not apply to harness bundles (native build options) or not yet "
-    "(signatures, audit policies).",
-    "Verify the harness zip without the option; signing harness zips comes with publishing.",
+    "An option given does not apply to harness bundles (native build options, install's "
+    "--enable and --allow-qa, a --target).",
+    "Run the command without the option (docs/harness.md).",
     exit_status=EXIT_USAGE)

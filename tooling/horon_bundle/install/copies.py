@@ -37,11 +37,17 @@ class Located:
 
 
 def _descriptor_path(located: Located) -> Path:
+    return through_descriptor(located.parent, located.name, located.path)
+
+
+def through_descriptor(parent: int, name: str, fallback: Path) -> Path:
+    """`name` under the directory `parent` as a path only its last component is looked up in
+    (`/proc/self/fd/<parent>/<name>` on Linux); `fallback` elsewhere."""
     if sys.platform.startswith("linux"):
-        proc = Path(f"/proc/self/fd/{located.parent}")
+        proc = Path(f"/proc/self/fd/{parent}")
         if proc.is_dir():
-            return proc / located.name
-    return located.path
+            return proc / name
+    return fallback
 
 
 def _identity(located: Located) -> None:

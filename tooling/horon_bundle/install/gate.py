@@ -42,7 +42,7 @@ class Admitted:
     archive_sha256: str | None
 
 
-def _stat_key(path: Path) -> tuple[int, int, int, int, int]:
+def stat_key(path: Path) -> tuple[int, int, int, int, int]:
     info = path.stat()
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
@@ -52,13 +52,13 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
     archive_stat = archive_sha256 = None
     if path.is_file() and not path.is_symlink():
         try:
-            archive_stat = _stat_key(path)
+            archive_stat = stat_key(path)
             archive_sha256 = hash_file(path).sha256
         except OSError as exc:
             raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
         pause("hashed")
     report = audit_path(path, options)
-    _unchanged(path, archive_stat)  # the bytes hashed are the bytes verified
+    unchanged_since(path, archive_stat)  # the bytes hashed are the bytes verified
     findings = Findings()
     findings.extend(report.findings)
     manifest = report.manifest
@@ -81,14 +81,14 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
                     archive_sha256=archive_sha256)
 
 
-def _unchanged(path: Path, before: tuple[int, int, int, int, int] | None) -> None:
+def unchanged_since(path: Path, before: tuple[int, int, int, int, int] | None) -> None:
     """The archive is still the file that was hashed: any write or replacement changes its
     ctime or inode. (What the copy takes from it later is checked against the verified
     digests by verifying the staged copy.)"""
     if before is None:
         return
     try:
-        now = _stat_key(path)
+        now = stat_key(path)
     except OSError:
         now = None
     if now != before:

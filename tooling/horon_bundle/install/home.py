@@ -20,7 +20,13 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.install.dirs import Chain, io_error, remove_debris
-from horon_bundle.install.layout import NATIVE_DIR, STAGING_PREFIX, STATE_TEMP_PREFIX, TRASH_PREFIX
+from horon_bundle.install.layout import (
+    HARNESS_DIR,
+    NATIVE_DIR,
+    STAGING_PREFIX,
+    STATE_TEMP_PREFIX,
+    TRASH_PREFIX,
+)
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT, HomeLock
 
 _HOME_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -42,9 +48,16 @@ class Home:
 
     def native(self, *, create: bool) -> Chain | None:
         """A chain opened down to native-plugins/ (None when absent and not created)."""
+        return self.area(NATIVE_DIR, create=create)
+
+    def area(self, *names: str, create: bool) -> Chain | None:
+        """A chain opened down to `names` (e.g. harness-bundles, sha256); None when one is
+        absent and not created."""
         chain = self.chain()
-        if not chain.descend(NATIVE_DIR, create=create):
-            return None
+        for name in names:
+            if not chain.descend(name, create=create):
+                chain.close()
+                return None
         return chain
 
     def recheck(self) -> None:
@@ -131,9 +144,10 @@ def writing(path: Path, *, create: bool = True, parents: bool = False,
 def sweep(home: Home) -> list[str]:
     """Remove what killed writers left; the caller holds the lock."""
     removed = remove_debris(home.fd, (STATE_TEMP_PREFIX,), str(home.path))
-    native = home.native(create=False)
-    if native is not None:
-        with native:
-            removed += [f"{NATIVE_DIR}/{name}" for name in
-                        remove_debris(native.fd, (STAGING_PREFIX, TRASH_PREFIX), NATIVE_DIR)]
+    for name in (NATIVE_DIR, HARNESS_DIR):
+        area = home.area(name, create=False)
+        if area is not None:
+            with area:
+                removed += [f"{name}/{debris}" for debris in
+                            remove_debris(area.fd, (STAGING_PREFIX, TRASH_PREFIX), name)]
     return removed

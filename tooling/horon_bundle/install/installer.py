@@ -15,8 +15,7 @@
 
 from __future__ import annotations
 
-import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,29 +25,20 @@ from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.install.copies import installed_copy, relabel, verify_copy
 from horon_bundle.install.dirs import Chain
 from horon_bundle.install.gate import Admitted, admit
+from horon_bundle.install.harness_installer import HarnessInstallResult, install_harness
 from horon_bundle.install.home import Home, require_posix, writing
 from horon_bundle.install.layout import NATIVE_DIR, relative
-from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.install.pause import pause
+from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
-from horon_bundle.install.state import HomeState, InstalledCopy
+from horon_bundle.install.state import HomeState, InstalledCopy, now_utc, source_name
 from horon_bundle.install.statefile import read_state, replace_state
-from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.route import HARNESS_KIND, bundle_kind
 from horon_bundle.verify.source import open_bundle
 
 INSTALLED, ALREADY_INSTALLED = "installed", "already-installed"
+__all__ = ["ALREADY_INSTALLED", "INSTALLED", "InstallRequest", "InstallResult", "install"]
 RESULT_FORMAT = "horon.install-result.v1"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InstallRequest:
-    source: Path
-    home: Path
-    create_parents: bool = False
-    options: AuditOptions = field(default_factory=AuditOptions)
-    allow_qa: bool = False
-    enable: bool = False
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,26 +59,28 @@ class InstallResult:
         return relative(NATIVE_DIR, self.plugin_id, self.version, self.target)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": RESULT_FORMAT, "status": self.status, "id": self.plugin_id,
+        return {"format": RESULT_FORMAT, "kind": "native", "status": self.status,
+                "id": self.plugin_id,
                 "version": self.version, "target": self.target, "home": str(self.home),
                 "location": self.location, "content_sha256": self.content_sha256,
                 "archive_sha256": self.archive_sha256, "enabled": self.enabled,
                 "wrote": list(self.wrote), "notes": list(self.notes)}
 
 
-def now_utc() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _source_name(path: Path) -> str:
-    name = path.name
-    if not (name.isprintable() and 0 < len(name) <= 255):
-        name = repr(name)[:255]
-    return name
-
-
-def install(request: InstallRequest, reporter: Reporter | None = None) -> InstallResult:
+def install(request: InstallRequest,
+            reporter: Reporter | None = None) -> InstallResult | HarnessInstallResult:
+    """Install the bundle `request.source` names: a native bundle (directory or archive), or
+    a harness zip or its ref (install.harness_installer), decided by content."""
     require_posix()
+    if bundle_kind(request.source) == HARNESS_KIND:
+        return install_harness(request, reporter)
+    asked = [flag for flag, given in (("--host", request.harness.host is not None),
+                                      ("--strict", request.harness.strict),
+                                      ("--zip", request.harness.zip_path is not None)) if given]
+    if asked:
+        raise Refused.one(codes.USAGE_INVALID, f"{' and '.join(asked)}: harness-bundle "
+                                               f"options; {request.source.name} is a native "
+                                               "bundle")
     reporter = reporter or SilentReporter()
     reporter.step(f"verifying {request.source}")
     admitted = admit(request.source, request.options, allow_qa=request.allow_qa)
@@ -125,7 +117,7 @@ def install(request: InstallRequest, reporter: Reporter | None = None) -> Instal
 def _record(admitted: Admitted) -> InstalledCopy:
     return InstalledCopy(installed_at=now_utc(), content_sha256=admitted.content_sha256,
                          archive_sha256=admitted.archive_sha256,
-                         source=_source_name(admitted.path), channel=admitted.manifest.channel)
+                         source=source_name(admitted.path), channel=admitted.manifest.channel)
 
 
 def _enable_note(state: HomeState, parts: tuple[str, str, str]) -> list[str]:

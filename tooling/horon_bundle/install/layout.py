@@ -6,6 +6,8 @@
       native-plugins/<id>/<version>/<target>/   one installed bundle, never rewritten
       native-plugins/.staging-*  an install in progress (or killed: removed by the next writer)
       native-plugins/.trash-*    an uninstall in progress (idem)
+      harness-bundles/sha256/<hex>.zip   one harness zip under its SHA-256, 0444, written once
+      harness-bundles/.staging-* an install of a harness zip in progress (idem)
       .state.json.*.tmp          a state write in progress (idem)
 
 The default home is `$HORON_AGENT_HOME`, else `$XDG_DATA_HOME/horon-agent`, else
@@ -23,6 +25,10 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Refused
 
 NATIVE_DIR = "native-plugins"
+HARNESS_DIR = "harness-bundles"
+DIGEST_DIR = "sha256"
+STORED_SUFFIX = ".zip"
+STORED_MODE = 0o444
 STATE_NAME = "state.json"
 LOCK_NAME = "install.lock"
 STAGING_PREFIX = ".staging-"
@@ -76,6 +82,15 @@ def check_target(target: str) -> str:
     if problem is not None:  # the triple grammar admits no "/" and no leading "."
         raise Refused.one(codes.INSTALL_NAME, f"target: {problem}")
     return target
+
+
+def stored_name(sha256: str) -> str:
+    """The file name of a harness zip in harness-bundles/sha256/."""
+    return sha256 + STORED_SUFFIX
+
+
+def stored_where(sha256: str) -> str:
+    return relative(HARNESS_DIR, DIGEST_DIR, stored_name(sha256))
 
 
 def relative(*parts: str) -> str:

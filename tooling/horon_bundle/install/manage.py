@@ -23,16 +23,22 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import renameat2_noreplace
 from horon_bundle.install.copies import installed_copy
 from horon_bundle.install.dirs import Chain, io_error, lstat_at, remove_tree_at
+from horon_bundle.install.harness_store import collect_garbage
+from horon_bundle.install.harness_survey import check_name
 from horon_bundle.install.home import Home, writing
 from horon_bundle.install.layout import (
+    DIGEST_DIR,
+    HARNESS_DIR,
     NATIVE_DIR,
     TRASH_PREFIX,
     check_id,
     check_target,
     check_version,
+    stored_where,
 )
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.install.pause import pause
+from horon_bundle.install.state import HomeState
 from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
 
@@ -50,11 +56,21 @@ class Change:
     targets: tuple[str, ...]
     wrote: bool
     notes: tuple[str, ...] = ()
+    kind: str = "native"  # or "harness" (no targets)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": CHANGE_FORMAT, "status": self.status, "id": self.plugin_id,
+        return {"format": CHANGE_FORMAT, "kind": self.kind, "status": self.status,
+                "id": self.plugin_id,
                 "version": self.version, "targets": list(self.targets), "wrote": self.wrote,
                 "notes": list(self.notes)}
+
+
+def _not_native(state: HomeState, name: str) -> None:
+    """A harness bundle of that name has nothing to enable or disable: say so."""
+    if name in state.harness:
+        raise Refused.one(codes.HARNESS_UNSUPPORTED,
+                          f"{name} is a harness bundle: there is nothing to enable or disable "
+                          "(a host hands its sandboxes refs)")
 
 
 def _walk(home: Home, parts: tuple[str, ...]) -> Chain | None:
@@ -79,6 +95,7 @@ def enable(home_path: Path, plugin_id: str, *, target: str, version: str | None 
         state = read_state(home.fd)
         plugin = state.plugin(plugin_id)
         if plugin is None:
+            _not_native(state, plugin_id)
             raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                               f"{plugin_id}: not installed in {home_path}")
         if version is None:
@@ -124,6 +141,7 @@ def disable(home_path: Path, plugin_id: str, *, target: str | None = None,
         state = read_state(home.fd)
         plugin = state.plugin(plugin_id)
         if plugin is None:
+            _not_native(state, plugin_id)
             raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                               f"{plugin_id}: not installed in {home_path}")
         targets = tuple(sorted(t for t in plugin.enabled if target in (None, t)))
@@ -207,3 +225,26 @@ def _remove(chain: Chain, targets: set[str], on_disk: set[str]) -> None:
         except OSError as exc:
             raise io_error(where, exc) from None
 
+
+
+def uninstall_harness(home_path: Path, name: str, version: str, *,
+                      lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Change:
+    """Remove harness bundle `name` `version`: its record first (the commit point), then its
+    stored zip (a kill between leaves a zip no record names, which the next harness writer
+    removes)."""
+    check_name(name)
+    with writing(home_path, create=False, lock_timeout=lock_timeout) as home:
+        state = read_state(home.fd)
+        record = state.harness_record(name, version)
+        if record is None:
+            raise Refused.one(codes.INSTALL_NOT_INSTALLED,
+                              f"{name} {version}: no such harness bundle is installed")
+        replace_state(home.fd, state.without_harness(name, version))
+        pause("trashed")
+        store = home.area(HARNESS_DIR, DIGEST_DIR, create=False)
+        if store is not None:
+            with store:
+                collect_garbage(store, state.without_harness(name, version))
+        return Change(status=UNINSTALLED, plugin_id=name, version=version, targets=(),
+                      wrote=True, notes=(f"removed {stored_where(record.sha256)}",),
+                      kind="harness")

@@ -27,7 +27,10 @@ STEPS = (
     "before-rename",  # the staged copy re-verified; the rename onto the final name is next
     "renamed",        # the version is in place; the state file is not yet updated
     "state-replace",  # a new state file is written and fsynced; its rename is next
-    "trashed",        # uninstall: the version is renamed away; its removal is next
+    "trashed",        # uninstall: the version is renamed away (a harness bundle: its record
+                      # is removed); its removal is next
+    "unpacked",       # fetch: every file is in the staging directory, verified; the rename
+                      # onto DIR is next
 )
 _LIMIT = 120.0
 

@@ -9,6 +9,10 @@ the next writer removes. Files are created O_EXCL|O_NOFOLLOW relative to their d
 descriptor, written, given a normalised mode (0644, or 0755 when executable: never setuid,
 setgid or writable by others) and fsynced; directories are fsynced after their entries.
 
+A single file (a harness zip stored under its digest) is staged the same way, inside a staging
+directory, and committed with `commit_member`: the file alone is renamed onto its final name;
+the emptied staging directory is then removed.
+
 The commit is renameat2(RENAME_NOREPLACE) relative to both directories' descriptors (Linux):
 it never replaces anything, not even the empty directory plain rename(2) would silently
 replace. Where the kernel or file system lacks it, the destination is checked absent and
@@ -46,11 +50,12 @@ FILE_MODE, EXECUTABLE_MODE, DIR_MODE = 0o644, 0o755, 0o755
 class Staging:
     """A staging directory under `area`; `inner` names the directories made inside it."""
 
-    def __init__(self, area: int, area_where: str, area_path: Path, inner: list[str]) -> None:
+    def __init__(self, area: int, area_where: str, area_path: Path, inner: list[str], *,
+                 prefix: str = STAGING_PREFIX) -> None:
         self.area = area
         self.area_where = area_where
         self.area_path = area_path
-        self.name = STAGING_PREFIX + secrets.token_hex(8)
+        self.name = prefix + secrets.token_hex(8)
         self.where = f"{area_where}/{self.name}"
         self._dirs: dict[str, int] = {}   # relative path inside the bundle root -> descriptor
         self._levels: list[tuple[int, str, int]] = []  # (parent, name, fd) from staging down
@@ -87,8 +92,10 @@ class Staging:
         self._dirs[relative] = fd
         return fd
 
-    def add_file(self, relative: str, stream: ByteStream, *, executable: bool) -> None:
-        """Copy `stream` to `relative` inside the bundle root (raises install.io)."""
+    def add_file(self, relative: str, stream: ByteStream, *, executable: bool,
+                 mode: int | None = None) -> None:
+        """Copy `stream` to `relative` inside the bundle root (raises install.io); `mode`
+        (e.g. 0444 for a stored zip) replaces the normalised 0644/0755."""
         where = f"{self.root.where}/{relative}"
         parent_path, _, name = relative.rpartition("/")
         try:
@@ -99,7 +106,8 @@ class Staging:
                 while chunk := stream.read(CHUNK):
                     out.write(chunk)
                 out.flush()
-                os.fchmod(out.fileno(), EXECUTABLE_MODE if executable else FILE_MODE)
+                os.fchmod(out.fileno(), mode if mode is not None
+                          else EXECUTABLE_MODE if executable else FILE_MODE)
                 os.fsync(out.fileno())
         except OSError as exc:
             raise io_error(where, exc) from None
@@ -143,6 +151,33 @@ class Staging:
         try:
             os.fsync(destination)
             os.fsync(self.area)
+        except OSError as exc:
+            raise io_error(where, exc) from None
+
+    def member_fd(self, relative: str) -> tuple[int, str]:
+        """The directory descriptor holding `relative` and its last name (to verify a staged
+        file through its descriptor)."""
+        parent_path, _, name = relative.rpartition("/")
+        return self._directory(parent_path), name
+
+    def commit_member(self, relative: str, destination: int, name: str, where: str) -> None:
+        """Rename the staged file `relative` onto `name` under `destination`, never replacing
+        (install.race when the name appeared); the staging directory stays to be discarded."""
+        parent, member = self.member_fd(relative)
+        try:
+            if not renameat2_noreplace(member, name, source_dir=parent,
+                                       destination_dir=destination):
+                if lstat_at(destination, name, where) is not None:
+                    raise FileExistsError(errno.EEXIST, "exists", where)
+                os.rename(member, name, src_dir_fd=parent, dst_dir_fd=destination)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise Refused.one(codes.INSTALL_RACE, f"{where} appeared while this command "
+                                                      "held the home's lock") from None
+            raise io_error(where, exc) from None
+        try:
+            os.fsync(destination)
+            os.fsync(parent)
         except OSError as exc:
             raise io_error(where, exc) from None
 

@@ -59,6 +59,9 @@ def read_state(home_fd: int) -> HomeState:
 def replace_state(home_fd: int, state: HomeState) -> None:
     """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
     data = state_bytes(state)
+    if len(data) > MAX_STATE_BYTES:  # written, it could never be read again
+        raise Refused.one(codes.INSTALL_STATE, f"{STATE_NAME} would be {len(data)} bytes, "
+                                               f"limit {MAX_STATE_BYTES}; nothing was changed")
     temp = f"{STATE_TEMP_PREFIX}{secrets.token_hex(8)}{STATE_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o644,

@@ -18,6 +18,7 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Finding, Findings, Refused, exit_status_for
 from horon_bundle.install.copies import VerifiedCopy, installed_copy
 from horon_bundle.install.dirs import Chain, io_error
+from horon_bundle.install.harness_survey import HarnessStatus, check_name, survey_harness
 from horon_bundle.install.home import Home, open_home
 from horon_bundle.install.layout import (
     NATIVE_DIR,
@@ -66,10 +67,13 @@ class Survey:
     copies: list[CopyStatus] = field(default_factory=list)
     findings: Findings = field(default_factory=Findings)  # of the walk (links, non-dirs)
     notes: list[str] = field(default_factory=list)
+    harness: list[HarnessStatus] = field(default_factory=list)
+    catalogue: bool = False  # the JSON carries each harness bundle's catalogue
 
     @property
     def all_findings(self) -> list[Finding]:
-        return [*self.findings, *(f for c in self.copies for f in c.verified or [])]
+        return [*self.findings, *(f for c in self.copies for f in c.verified or []),
+                *(f for h in self.harness for f in h.verified or [])]
 
     @property
     def exit_status(self) -> int:
@@ -78,6 +82,7 @@ class Survey:
     def to_json(self) -> dict[str, Any]:
         return {"format": STATUS_FORMAT, "home": str(self.home), "exists": self.exists,
                 "ok": not self.all_findings, "copies": [c.to_json() for c in self.copies],
+                "harness_bundles": [h.to_json(catalogue=self.catalogue) for h in self.harness],
                 "findings": [f.to_dict() for f in self.findings], "notes": list(self.notes)}
 
 
@@ -97,23 +102,28 @@ def _sort_key(item: CopyStatus) -> tuple[Any, ...]:
     return (item.plugin_id, version_key, item.version, item.target)
 
 
-def survey(home_path: Path, *, plugin_id: str | None = None, verify: bool = False) -> Survey:
-    """What is installed (on disk and recorded), each copy verified when `verify`."""
-    if plugin_id is not None:
-        check_id(plugin_id)
+def survey(home_path: Path, *, plugin_id: str | None = None, verify: bool = False,
+           catalogue: bool = False) -> Survey:
+    """What is installed (on disk and recorded), each copy verified when `verify`; native
+    plugins and harness bundles (a name that is no native id can only be a harness one)."""
+    native_name = plugin_id is None or paths.PLUGIN_ID.fullmatch(plugin_id) is not None
+    if not native_name:
+        assert plugin_id is not None
+        check_name(plugin_id)
     home = open_home(home_path)
     if home is None:
-        return Survey(home_path, exists=False)
+        return Survey(home_path, exists=False, catalogue=catalogue)
     try:
         state = read_state(home.fd)
-        result = Survey(home_path, exists=True)
+        result = Survey(home_path, exists=True, catalogue=catalogue)
+        result.harness = survey_harness(home, state, name=plugin_id, verify=verify)
         seen: dict[tuple[str, str, str], CopyStatus] = {}
-        native = home.native(create=False)
+        native = home.native(create=False) if native_name else None
         if native is not None:
             with native:
                 _Walker(state, plugin_id, verify, result, seen).native(native)
         for pid, plugin in sorted(state.native.items()):
-            if plugin_id not in (None, pid):
+            if plugin_id not in (None, pid) or not native_name:
                 continue
             for version, targets in plugin.installed.items():
                 for target, record in targets.items():

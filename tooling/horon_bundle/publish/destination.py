@@ -20,7 +20,7 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.publish.gate import DESTINATION_VARIABLE
-from horon_bundle.publish.release import ReleaseItem
+from horon_bundle.publish.release import NATIVE, BundleKey, ReleaseItem
 
 # One path component of an OCI repository name (distribution's reference grammar).
 OCI_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
@@ -99,6 +99,16 @@ class Destination(ABC):
     @abstractmethod
     def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
         """What is published under id/version/target (read only)."""
+
+    @abstractmethod
+    def harness_state(self, name: str, version: str) -> RemoteState:
+        """What is published under a harness bundle's name/version (read only)."""
+
+    def state_of(self, key: BundleKey) -> RemoteState:
+        if key.kind == NATIVE:
+            assert key.target is not None
+            return self.state(key.name, key.version, key.target)
+        return self.harness_state(key.name, key.version)
 
     @abstractmethod
     def location(self, item: ReleaseItem) -> str:

@@ -4,6 +4,7 @@
     blobs/sha256/<hex>                         every published file, named by its SHA-256
     index/<id>/<version>/<target>.json         horon.store-entry.v1, written once
     yanks/<id>/<version>/<target>.json         horon.yank.v1, written once
+    harness/index/<name>/<version>.json        horon.store-harness-entry.v1, written once
     .tmp/                                      temp files of writers in progress
 
 Every file is written to `.tmp/` (a large one copied by the kernel and hashed beside the
@@ -45,14 +46,15 @@ from horon_bundle.publish.destination import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.release import ReleaseItem, SideFile
+from horon_bundle.publish.release import HARNESS, NATIVE, ReleaseItem, SideFile
 from horon_bundle.publish.store_copy import copy_and_hash
 
 STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"
+HARNESS_ENTRY_FORMAT = "horon.store-harness-entry.v1"
 MARKER = "horon-store.json"
 MAX_STORE_DOCUMENT_BYTES = 1 << 20
-_LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", ".tmp"])
+_LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", "harness", ".tmp"])
 TEMP_PREFIX = "w-"
 
 
@@ -82,8 +84,17 @@ class FileStore(Destination):
     def blob_path(self, sha256: str) -> Path:
         return self.root / "blobs" / "sha256" / sha256
 
+    def _harness_path(self, what: str, name: str, version: str) -> Path:
+        return self.root / "harness" / what / name / f"{version}.json"
+
+    def _item_entry_path(self, item: ReleaseItem) -> Path:
+        key = item.key
+        if key.kind == HARNESS:
+            return self._harness_path("index", key.name, key.version)
+        return self._entry_path(*item.native_key)
+
     def location(self, item: ReleaseItem) -> str:
-        return "file://" + self._entry_path(*item.key).as_posix()
+        return "file://" + self._item_entry_path(item).as_posix()
 
     def _read_document(self, path: Path) -> dict[str, Any] | None:
         try:
@@ -104,25 +115,34 @@ class FileStore(Destination):
             raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{path}: not a JSON object")
         return document
 
-    def _entry_sha256(self, path: Path, document: dict[str, Any]) -> str:
+    def _entry_sha256(self, path: Path, document: dict[str, Any],
+                      entry_format: str = ENTRY_FORMAT) -> str:
         archive = document.get("archive")
         sha256 = archive.get("sha256") if isinstance(archive, dict) else None
-        if document.get("format") != ENTRY_FORMAT or not isinstance(sha256, str):
+        if document.get("format") != entry_format or not isinstance(sha256, str):
             raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
-                              f"{path}: not a {ENTRY_FORMAT} entry with archive.sha256")
+                              f"{path}: not a {entry_format} entry with archive.sha256")
         return sha256
 
     def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
-        path = self._entry_path(plugin_id, version, target)
+        return self._state(self._entry_path(plugin_id, version, target),
+                           self._yank_path(plugin_id, version, target), ENTRY_FORMAT)
+
+    def harness_state(self, name: str, version: str) -> RemoteState:
+        return self._state(self._harness_path("index", name, version),
+                           self._harness_path("yanks", name, version), HARNESS_ENTRY_FORMAT)
+
+    def _state(self, path: Path, yank_path: Path, entry_format: str) -> RemoteState:
         location = "file://" + path.as_posix()
-        yank = self._read_document(self._yank_path(plugin_id, version, target))
+        yank = self._read_document(yank_path)
         entry = self._read_document(path)
         if yank is not None:
-            sha = self._entry_sha256(path, entry) if entry is not None else None
+            sha = self._entry_sha256(path, entry, entry_format) if entry is not None else None
             return RemoteState(status=YANKED, archive_sha256=sha, location=location)
         if entry is None:
             return RemoteState(status=ABSENT, location=location)
-        return RemoteState(status=PRESENT, archive_sha256=self._entry_sha256(path, entry),
+        return RemoteState(status=PRESENT,
+                           archive_sha256=self._entry_sha256(path, entry, entry_format),
                            location=location)
 
     def targets_of(self, plugin_id: str, version: str) -> list[str]:
@@ -137,16 +157,21 @@ class FileStore(Destination):
 
     # --- checks --------------------------------------------------------------------------
     def naming_findings(self, item: ReleaseItem) -> list[Finding]:
-        """The id, version and target become path components of the store: each must match
-        its grammar whole (plugin.json was read strictly; this is the store's own check)."""
-        plugin_id, version, target = item.key
+        """The names in an index path become path components of the store: each must match
+        its grammar whole (the bundle was read strictly; this is the store's own check)."""
+        key = item.key
         problems = []
-        if not paths.PLUGIN_ID.fullmatch(plugin_id):
-            problems.append(f"id {plugin_id!r}")
-        if not paths.SEMVER.fullmatch(version):
-            problems.append(f"version {version!r}")
-        if paths.target_problem(target) is not None:
-            problems.append(f"target {target!r}")
+        if key.kind == NATIVE:
+            if not paths.PLUGIN_ID.fullmatch(key.name):
+                problems.append(f"id {key.name!r}")
+            if not paths.SEMVER.fullmatch(key.version):
+                problems.append(f"version {key.version!r}")
+            if key.target is None or paths.target_problem(key.target) is not None:
+                problems.append(f"target {key.target!r}")
+        else:
+            for what, value in (("name", key.name), ("version", key.version)):
+                if "/" in value or paths.path_problem(value) is not None:
+                    problems.append(f"{what} {value!r}")
         return [Finding(codes.PUBLISH_NAME, f"{item.archive.name}: {problem} cannot name an "
                                             "entry of the store") for problem in problems]
 
@@ -294,7 +319,16 @@ class FileStore(Destination):
                     "media_type": file.media_type}
 
         manifest = hash_bytes(item.manifest_bytes)
-        plugin_id, version, target = item.key
+        if item.harness is not None:
+            return {
+                "format": HARNESS_ENTRY_FORMAT, "name": item.harness.name,
+                "version": item.harness.version,
+                "archive": {"name": item.archive.name, "sha256": item.digest.sha256,
+                            "size": item.digest.size},
+                "catalogue": {"sha256": manifest.sha256, "size": manifest.size},
+                "files": [{"role": f.role, **(side(f) or {})} for f in item.side_files],
+            }
+        plugin_id, version, target = item.native_key
         return {
             "format": ENTRY_FORMAT, "id": plugin_id, "version": version, "target": target,
             "archive": {"name": item.archive.name, "sha256": item.digest.sha256,
@@ -304,15 +338,20 @@ class FileStore(Destination):
         }
 
     def commit(self, item: ReleaseItem) -> str:
-        plugin_id, version, target = item.key
-        if self._yank_path(plugin_id, version, target).exists():
+        key = item.key
+        if key.kind == HARNESS:
+            yank, entry_format = (self._harness_path("yanks", key.name, key.version),
+                                  HARNESS_ENTRY_FORMAT)
+        else:
+            yank, entry_format = self._yank_path(*item.native_key), ENTRY_FORMAT
+        if yank.exists():
             raise Refused.one(codes.PUBLISH_YANKED, f"{item.label}: was yanked and can never "
                                                     "be reused")
-        path = self._entry_path(plugin_id, version, target)
+        path = self._item_entry_path(item)
         if self._write_bytes_once(path, canonical_bytes(self._entry(item))):
             return PUBLISHED
         existing = self._read_document(path)
-        sha = self._entry_sha256(path, existing) if existing is not None else None
+        sha = self._entry_sha256(path, existing, entry_format) if existing is not None else None
         if sha == item.digest.sha256:
             return ALREADY_PUBLISHED
         raise Refused.one(codes.PUBLISH_CONFLICT,

@@ -16,6 +16,12 @@ Pure functions, no I/O: docs/publishing.md describes the same layout for other t
 
 Versions before this layout put the Sigstore bundles and the build record after the archive
 as extra layers of the bundle manifest; `archive_sha256` reads both.
+
+A harness zip: repository `<namespace>/<name>`, tag `<version>` with `+` as `_` (its version
+must hold no `_`, no `__` and not start with a reserved tag prefix, so the mapping is
+injective and never meets a native tag, which always holds `__`); artifactType
+application/vnd.horon.harness.bundle.v1, catalogue.json as the config, the zip as the one
+layer; its ref, signatures, build record and marketplace index are referrers.
 """
 
 from __future__ import annotations
@@ -29,7 +35,11 @@ from horon_bundle.model.manifest import Manifest
 from horon_bundle.publish.destination import OCI_COMPONENT
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
+    CATALOGUE_MEDIA_TYPE,
     CONFIG_MEDIA_TYPE,
+    HARNESS,
+    HARNESS_ARCHIVE_MEDIA_TYPE,
+    NATIVE,
     ROLE_PROVENANCE_SIGNATURE,
     ROLE_SIGNATURE,
     ReleaseItem,
@@ -39,6 +49,10 @@ from horon_bundle.publish.release import (
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 ARTIFACT_TYPE = "application/vnd.horon.plugin.bundle.v1"
+HARNESS_ARTIFACT_TYPE = "application/vnd.horon.harness.bundle.v1"
+HARNESS_PREFIX = "dev.horon.harness."
+_KINDS = {NATIVE: (ARTIFACT_TYPE, ARCHIVE_MEDIA_TYPE),
+          HARNESS: (HARNESS_ARTIFACT_TYPE, HARNESS_ARCHIVE_MEDIA_TYPE)}
 YANK_ARTIFACT_TYPE = "application/vnd.horon.plugin.yank.v1"
 YANK_CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.yank.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -90,6 +104,23 @@ def naming_problem(plugin_id: str, version: str, target: str) -> str | None:
     return None
 
 
+def harness_tag(version: str) -> str:
+    return version.replace("+", "_")
+
+
+def harness_naming_problem(name: str, version: str) -> str | None:
+    if not OCI_COMPONENT.fullmatch(name):
+        return f"harness bundle name {name!r} is not a valid repository name component"
+    if "_" in version:
+        return f"version {version!r} holds '_': its tag would not say which characters were '+'"
+    tag = harness_tag(version)
+    if SEPARATOR in tag or tag.startswith((YANK_PREFIX, REFERRERS_TAG_PREFIX)):
+        return f"version {version!r} would make tag {tag!r}, which this layout reserves"
+    if len(tag) > MAX_TAG or not TAG.fullmatch(tag):
+        return f"tag {tag!r} is not a valid OCI tag of at most {MAX_TAG} characters"
+    return None
+
+
 def encode(document: dict[str, Any]) -> bytes:
     """Manifests are written compact with sorted keys: their digest is a pure function."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"),
@@ -126,6 +157,9 @@ def plugin_annotations(manifest: Manifest, archive: Digest) -> dict[str, str]:
 
 
 def bundle_manifest(item: ReleaseItem) -> bytes:
+    if item.harness is not None:
+        return _harness_manifest(item)
+    assert item.manifest is not None
     document = {
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
@@ -133,6 +167,32 @@ def bundle_manifest(item: ReleaseItem) -> bytes:
         "config": descriptor(CONFIG_MEDIA_TYPE, hash_bytes(item.manifest_bytes)),
         "layers": [descriptor(ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)],
         "annotations": plugin_annotations(item.manifest, item.digest),
+    }
+    return encode(document)
+
+
+def _harness_manifest(item: ReleaseItem) -> bytes:
+    harness = item.harness
+    assert harness is not None
+    annotations = {
+        TITLE: f"{harness.name}-{harness.version}",
+        VERSION: harness.version,
+        HARNESS_PREFIX + "format": "horon.harness-catalogue.v1",
+        HARNESS_PREFIX + "name": harness.name,
+        HARNESS_PREFIX + "version": harness.version,
+        HARNESS_PREFIX + "hosts": ",".join(harness.hosts),
+        HARNESS_PREFIX + "events": ",".join(harness.events),
+        HARNESS_PREFIX + "archive.sha256": item.digest.sha256,
+    }
+    if harness.description:
+        annotations["org.opencontainers.image.description"] = harness.description[:500]
+    document = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": HARNESS_ARTIFACT_TYPE,
+        "config": descriptor(CATALOGUE_MEDIA_TYPE, hash_bytes(item.manifest_bytes)),
+        "layers": [descriptor(HARNESS_ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)],
+        "annotations": annotations,
     }
     return encode(document)
 
@@ -184,12 +244,14 @@ def index_entries(document: object, subject: Digest) -> list[dict[str, Any]] | N
             and e["digest"] != "sha256:" + subject.sha256]
 
 
-def archive_sha256(document: object) -> str | None:
-    """The archive digest a bundle manifest read back from a registry names (None: not ours)."""
-    if not isinstance(document, dict) or document.get("artifactType") != ARTIFACT_TYPE:
+def archive_sha256(document: object, kind: str = NATIVE) -> str | None:
+    """The archive digest a bundle manifest of `kind` read back from a registry names (None:
+    not ours, or another kind's)."""
+    artifact_type, archive_type = _KINDS[kind]
+    if not isinstance(document, dict) or document.get("artifactType") != artifact_type:
         return None
     found = [layer.get("digest") for layer in document.get("layers") or []
-             if isinstance(layer, dict) and layer.get("mediaType") == ARCHIVE_MEDIA_TYPE]
+             if isinstance(layer, dict) and layer.get("mediaType") == archive_type]
     if len(found) != 1 or not isinstance(found[0], str) or not found[0].startswith("sha256:"):
         return None
     return found[0][len("sha256:"):]

@@ -33,7 +33,7 @@ from horon_bundle.publish.destination import (
     YankResult,
 )
 from horon_bundle.publish.oci_client import Fetched, RegistryClient
-from horon_bundle.publish.release import ReleaseItem
+from horon_bundle.publish.release import HARNESS, NATIVE, ReleaseItem
 
 
 class OciRegistry(Destination):
@@ -57,19 +57,30 @@ class OciRegistry(Destination):
         repository, tag = self._names(plugin_id, version, target)
         return f"oci://{self.oci.registry}/{repository}:{tag}"
 
+    def _item_names(self, item: ReleaseItem) -> tuple[str, str]:
+        """Repository and tag of an item of either kind."""
+        key = item.key
+        if key.kind == HARNESS:
+            return (oci_layout.repository(self.oci.namespace, key.name),
+                    oci_layout.harness_tag(key.version))
+        return self._names(*item.native_key)
+
     def location(self, item: ReleaseItem) -> str:
-        return self._reference(*item.key)
+        repository, tag = self._item_names(item)
+        return f"oci://{self.oci.registry}/{repository}:{tag}"
 
     # --- checks --------------------------------------------------------------------------
     def naming_findings(self, item: ReleaseItem) -> list[Finding]:
-        problem = oci_layout.naming_problem(*item.key)
+        key = item.key
+        problem = (oci_layout.harness_naming_problem(key.name, key.version)
+                   if key.kind == HARNESS else oci_layout.naming_problem(*item.native_key))
         return [] if problem is None else [Finding(codes.PUBLISH_NAME, f"{item.label}: {problem}")]
 
     def access_findings(self, items: list[ReleaseItem]) -> list[Finding]:
         findings = self.client.ping()
         if findings:
             return findings
-        repositories = sorted({oci_layout.repository(self.oci.namespace, item.manifest.id)
+        repositories = sorted({oci_layout.repository(self.oci.namespace, item.key.name)
                                for item in items})
         for repository in repositories:
             findings.extend(self.client.check_push(repository))
@@ -78,18 +89,31 @@ class OciRegistry(Destination):
         for item in items:
             subject = hash_bytes(oci_layout.bundle_manifest(item))
             findings.extend(oci_referrers.tag_findings(
-                self.client, oci_layout.repository(self.oci.namespace, item.manifest.id),
+                self.client, oci_layout.repository(self.oci.namespace, item.key.name),
                 subject))
         return findings
 
-    def _archive_sha256(self, held: Fetched | None, where: str) -> str | None:
+    def _archive_sha256(self, held: Fetched | None, where: str,
+                        kind: str = NATIVE) -> str | None:
         if held is None:
             return None
         try:
             return oci_layout.archive_sha256(read_json(held.data, source=where,
-                                                       max_bytes=len(held.data) + 1))
+                                                       max_bytes=len(held.data) + 1), kind)
         except Refused:
             return None
+
+    def harness_state(self, name: str, version: str) -> RemoteState:
+        repository = oci_layout.repository(self.oci.namespace, name)
+        tag = oci_layout.harness_tag(version)
+        location = f"oci://{self.oci.registry}/{repository}:{tag}"
+        manifest = self.client.get_manifest(repository, tag)
+        sha = self._archive_sha256(manifest, location, HARNESS)
+        if self.client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
+            return RemoteState(status=YANKED, archive_sha256=sha, location=location)
+        if manifest is None:
+            return RemoteState(status=ABSENT, location=location)
+        return RemoteState(status=PRESENT, archive_sha256=sha, location=location)
 
     def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
         repository, tag = self._names(plugin_id, version, target)
@@ -122,7 +146,7 @@ class OciRegistry(Destination):
 
     # --- writing -------------------------------------------------------------------------
     def upload(self, item: ReleaseItem) -> dict[str, str]:
-        repository, _tag = self._names(*item.key)
+        repository, _tag = self._item_names(item)
         client = self.client
         client.push_blob(repository, item.manifest_bytes)
         client.push_file(repository, item.archive, item.digest, item.archive.name)
@@ -147,7 +171,8 @@ class OciRegistry(Destination):
                                                    f"{item.digest.sha256}")
 
     def commit(self, item: ReleaseItem) -> str:
-        repository, tag = self._names(*item.key)
+        repository, tag = self._item_names(item)
+        kind = item.key.kind
         client = self.client
         if client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
             raise Refused.one(codes.PUBLISH_YANKED, f"{item.label}: was yanked and can never "
@@ -155,14 +180,14 @@ class OciRegistry(Destination):
         manifest = oci_layout.bundle_manifest(item)
         before = client.get_manifest(repository, tag)
         if before is not None:
-            held = self._archive_sha256(before, self.location(item))
+            held = self._archive_sha256(before, self.location(item), kind)
             if held == item.digest.sha256:
                 return ALREADY_PUBLISHED
             raise self._conflict(item, held, "(checked before writing)")
         client.put_manifest(repository, tag, manifest)
         after = client.get_manifest(repository, tag)
         if after is None or after.data != manifest:
-            held = self._archive_sha256(after, self.location(item))
+            held = self._archive_sha256(after, self.location(item), kind)
             if held == item.digest.sha256:
                 return ALREADY_PUBLISHED
             raise self._conflict(item, held, "(another publisher wrote the tag concurrently)")

@@ -19,21 +19,30 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.reporter import Reporter
-from horon_bundle.model.checks import PASS
+from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
+from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES
+from horon_bundle.model.harness.layout import CATALOGUE_NAME
 from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, bundle_name
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
+from horon_bundle.publish.marketplace import attach_indexes
 from horon_bundle.publish.release import (
     ROLE_PROVENANCE_SIGNATURE,
+    HarnessRelease,
     ReleaseItem,
     digest_file_findings,
     find_archives,
     read_build_record,
+    read_ref_file,
     read_signature,
 )
 from horon_bundle.publish.signature import VerifierFactory, signature_findings
+from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.harness.judge import PROVING_CHECKS
+from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.route import HARNESS_KIND, bundle_kind, verify_any
 from horon_bundle.verify.source import open_bundle
 
 # verify checks whose pass publication requires (a skip is not good enough here)
@@ -88,6 +97,8 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     The archive is hashed once here (in a thread, while verify reads it); its identity
     (inode, size, times) is compared after the checks instead of hashing it again, and the
     upload is checked against this digest."""
+    if bundle_kind(path) == HARNESS_KIND:
+        return check_harness_archive(path, verifier)
     findings = Findings()
     try:
         before_identity = _identity(path)
@@ -148,6 +159,69 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     return item, list(findings)
 
 
+def check_harness_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None,
+                                                              list[Finding]]:
+    """A harness zip: the harness judge (its ref beside it checked first), the name build
+    gives it, every proving check passed, and the files beside it — as for native archives,
+    plus its ref, which must name this zip's plugin and digest."""
+    findings = Findings()
+    try:
+        before_identity = _identity(path)
+    except OSError as exc:
+        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {exc.strerror}")]
+    hashing = _Hashing(path)
+    hashing.start()
+    report = verify_any(path, AuditOptions(), HarnessOptions())
+    hashing.join()
+    if hashing.digest is None:
+        return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
+    before = hashing.digest
+    findings.extend(report.findings)
+    if not isinstance(report, HarnessReport) or report.catalogue is None:
+        return None, list(findings)
+    catalogue, where = report.catalogue, path.name
+    expected = f"{catalogue.name}-{catalogue.version}.zip"
+    if path.name != expected:
+        findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: its plugin names it {expected}")
+    if report.ok:
+        results = {check.name: check for check in report.checks}
+        for name in PROVING_CHECKS:
+            check = results.get(name)
+            if check is None or check.status not in (PASS, WARN):
+                why = "not run" if check is None else (check.note or check.status)
+                findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
+    findings.extend(digest_file_findings(path, before))
+    build_record = read_build_record(path, before, findings)
+    signature = read_signature(path, findings)
+    provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
+                                          role=ROLE_PROVENANCE_SIGNATURE)
+    ref = read_ref_file(path, before, catalogue.name, findings)
+    if verifier is not None:
+        findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
+                                           verifier))
+    config = b""
+    try:
+        with open_bundle(path) as source:
+            config = source.read_small(CATALOGUE_NAME, MAX_CATALOGUE_BYTES)
+    except (Refused, OSError, KeyError):
+        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: catalogue.json could not be read again")
+    verified = report.digests.get(CATALOGUE_NAME)
+    try:
+        after_identity = _identity(path)
+    except OSError as exc:
+        return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
+    if after_identity != before_identity or verified is None or hash_bytes(config) != verified:
+        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
+    item = ReleaseItem(archive=path, digest=before, manifest=None, manifest_bytes=config,
+                       signature=signature, build_record=build_record,
+                       provenance_signature=provenance_signature,
+                       harness=HarnessRelease(name=catalogue.name, version=catalogue.version,
+                                              description=catalogue.description,
+                                              events=catalogue.events, hosts=catalogue.hosts,
+                                              ref=ref))
+    return item, list(findings)
+
+
 def declaration_findings(request: PublishRequest) -> list[Finding]:
     """A horon-release.toml beside the release, in the working directory or in a --workspace
     must still say `destination = "unconfigured"` (and be valid): the destination comes only
@@ -193,7 +267,9 @@ def preflight(request: PublishRequest, destination: Destination,
         findings.extend(problems)
         if item is not None:
             items.append(item)
-    items.sort(key=lambda i: tuple(part.encode("utf-8") for part in i.key))
+    items, index_problems = attach_indexes(request.dist_dir, items)
+    findings.extend(index_problems)
+    items.sort(key=lambda i: i.key.order)
     nameable = []
     for item in items:
         naming = destination.naming_findings(item)
@@ -206,7 +282,7 @@ def preflight(request: PublishRequest, destination: Destination,
     plan: list[PlannedItem] = []
     if not access:
         for item in nameable:
-            state = destination.state(*item.key)
+            state = destination.state_of(item.key)
             findings.extend(state_findings(item, state))
             plan.append(PlannedItem(item=item, state=state, location=destination.location(item)))
     findings.raise_if_any()

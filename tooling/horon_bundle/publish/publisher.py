@@ -28,6 +28,7 @@ from horon_bundle.publish.destination import (
 from horon_bundle.publish.gate import Gate, read_gate
 from horon_bundle.publish.preflight import PlannedItem, PublishRequest, preflight
 from horon_bundle.publish.receipt import WOULD_PUBLISH, bundle_entry, receipt, write_receipt
+from horon_bundle.publish.release import BundleKey
 
 MAX_REASON = 500
 
@@ -80,7 +81,7 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
 def _upload_and_commit(plan: list[PlannedItem], destination: Destination,
                        reporter: Reporter) -> list[dict[str, Any]]:
     pending = [p for p in plan if p.state.status == ABSENT]
-    extras: dict[tuple[str, str, str], dict[str, str]] = {}
+    extras: dict[BundleKey, dict[str, str]] = {}
     committed = 0
     destination.begin_writing()
     try:

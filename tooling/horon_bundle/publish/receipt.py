@@ -16,9 +16,12 @@ from horon_bundle.core.strictjson import canonical_bytes
 from horon_bundle.publish.preflight import PlannedItem
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
+    CATALOGUE_MEDIA_TYPE,
     CONFIG_MEDIA_TYPE,
+    HARNESS_ARCHIVE_MEDIA_TYPE,
     RECEIPT_NAME,
     ROLE_ARCHIVE,
+    ROLE_CATALOGUE,
     ROLE_MANIFEST,
 )
 
@@ -33,13 +36,20 @@ def _file(role: str, name: str, digest: Digest, media_type: str) -> dict[str, An
 
 def bundle_entry(planned: PlannedItem, status: str, extra: dict[str, str]) -> dict[str, Any]:
     item = planned.item
-    files = [_file(ROLE_ARCHIVE, item.archive.name, item.digest, ARCHIVE_MEDIA_TYPE),
-             _file(ROLE_MANIFEST, "plugin.json", hash_bytes(item.manifest_bytes),
-                   CONFIG_MEDIA_TYPE)]
+    if item.harness is None:
+        files = [_file(ROLE_ARCHIVE, item.archive.name, item.digest, ARCHIVE_MEDIA_TYPE),
+                 _file(ROLE_MANIFEST, "plugin.json", hash_bytes(item.manifest_bytes),
+                       CONFIG_MEDIA_TYPE)]
+    else:
+        files = [_file(ROLE_ARCHIVE, item.archive.name, item.digest,
+                       HARNESS_ARCHIVE_MEDIA_TYPE),
+                 _file(ROLE_CATALOGUE, "catalogue.json", hash_bytes(item.manifest_bytes),
+                       CATALOGUE_MEDIA_TYPE)]
     files += [_file(side.role, side.name, side.digest, side.media_type)
               for side in item.side_files]
-    plugin_id, version, target = item.key
-    return {"id": plugin_id, "version": version, "target": target, "status": status,
+    key = item.key
+    return {"kind": key.kind, "id": key.name, "version": key.version, "target": key.target,
+            "status": status,
             "location": planned.location, "archive": {"name": item.archive.name,
                                                       "sha256": item.digest.sha256,
                                                       "size": item.digest.size},

@@ -1,10 +1,12 @@
 """A release as publish sees it: the archives of one directory and the files beside them.
 
 `DIST_DIR` is the directory `horon-bundle build --out` wrote. Publish takes every top-level
-`*.zip` in it (dot files excluded; bundle directories and other files are ignored) and,
-beside each archive, the optional `<archive>.sha256`, `<archive>.build.json`,
-`<archive>.sigstore.json` and `<archive>.provenance.sigstore.json`. Side files are small
-and read once: the bytes checked are the bytes uploaded.
+`*.zip` in it (dot files excluded; bundle directories and other files are ignored) — native
+bundle archives and harness zips alike, told apart by content — and, beside each archive, the
+optional `<archive>.sha256`, `<archive>.build.json`, `<archive>.sigstore.json` and
+`<archive>.provenance.sigstore.json`; beside a harness zip also its `<zip>.ref.json`, and a
+marketplace index (`<marketplace>.index.json`) that lists it. Side files are small and read
+once: the bytes checked are the bytes uploaded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.model.harness.layout import REF_SUFFIX
+from horon_bundle.model.harness.ref import parse_ref
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.sidefiles import (
     BUILD_RECORD_FORMAT,
@@ -37,6 +41,33 @@ CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.config.v1+json"  # plugin.json
 ROLE_ARCHIVE, ROLE_SIGNATURE, ROLE_BUILD_RECORD, ROLE_MANIFEST = (
     "archive", "signature", "build-record", "plugin.json")
 ROLE_PROVENANCE_SIGNATURE = "provenance-signature"
+ROLE_REF, ROLE_MARKETPLACE_INDEX, ROLE_CATALOGUE = "ref", "marketplace-index", "catalogue"
+HARNESS_ARCHIVE_MEDIA_TYPE = "application/vnd.horon.harness.archive.v1+zip"
+CATALOGUE_MEDIA_TYPE = "application/vnd.horon.harness.catalogue.v1+json"  # catalogue.json
+REF_MEDIA_TYPE = "application/vnd.horon.harness.ref.v1+json"
+MARKETPLACE_INDEX_MEDIA_TYPE = "application/vnd.horon.marketplace-index.v1+json"
+MARKETPLACE_INDEX_SUFFIX = ".index.json"
+NATIVE, HARNESS = "native", "harness"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BundleKey:
+    """What names a published bundle: id, version and target, or a harness name and version."""
+
+    kind: str
+    name: str
+    version: str
+    target: str | None = None  # None for a harness bundle
+
+    @property
+    def label(self) -> str:
+        return " ".join(filter(None, (self.name, self.version, self.target)))
+
+    @property
+    def order(self) -> tuple[bytes, ...]:
+        """Publishing order: byte order of (name, version, target), native before harness."""
+        return (self.name.encode(), self.version.encode(), (self.target or "").encode(),
+                self.kind.encode())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,29 +80,59 @@ class SideFile:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HarnessRelease:
+    """What a harness zip adds to its release item: its identity, what it offers (for the
+    OCI annotations), its ref and the marketplace index listing it, when present."""
+
+    name: str
+    version: str
+    description: str | None
+    events: tuple[str, ...]
+    hosts: tuple[str, ...]
+    ref: SideFile | None = None
+    marketplace_index: SideFile | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReleaseItem:
-    """One verified archive with everything published alongside it."""
+    """One verified archive with everything published alongside it.
+
+    `manifest_bytes` is the configuration document of the bundle: plugin.json of a native
+    bundle, catalogue.json of a harness zip (whose `manifest` is None)."""
 
     archive: Path
     digest: Digest
-    manifest: Manifest
+    manifest: Manifest | None
     manifest_bytes: bytes
     signature: SideFile | None
     build_record: SideFile | None
     provenance_signature: SideFile | None = None
+    harness: HarnessRelease | None = None
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.manifest.id, self.manifest.version, self.manifest.target)
+    def key(self) -> BundleKey:
+        if self.harness is not None:
+            return BundleKey(kind=HARNESS, name=self.harness.name, version=self.harness.version)
+        assert self.manifest is not None
+        return BundleKey(kind=NATIVE, name=self.manifest.id, version=self.manifest.version,
+                         target=self.manifest.target)
+
+    @property
+    def native_key(self) -> tuple[str, str, str]:
+        key = self.key
+        assert key.target is not None
+        return (key.name, key.version, key.target)
 
     @property
     def label(self) -> str:
-        return f"{self.manifest.id} {self.manifest.version} {self.manifest.target}"
+        return self.key.label
 
     @property
     def side_files(self) -> tuple[SideFile, ...]:
-        return tuple(f for f in (self.signature, self.provenance_signature, self.build_record)
-                     if f is not None)
+        extra = () if self.harness is None else (self.harness.ref,
+                                                 self.harness.marketplace_index)
+        return tuple(f for f in (self.signature, self.provenance_signature, self.build_record,
+                                 *extra) if f is not None)
 
 
 def find_archives(dist_dir: Path) -> list[Path]:
@@ -86,9 +147,9 @@ def find_archives(dist_dir: Path) -> list[Path]:
     return archives
 
 
-def _read_side(path: Path, findings: Findings) -> bytes | None:
+def read_side(path: Path, findings: Findings) -> bytes | None:
     """A side file's bytes, read once (`core.inputs`: never a link, FIFO or device, never past
-    its limit); None when it is absent or refused."""
+    its limit); None when it is absent or refused (problems into `findings`)."""
     try:
         return read_input(path, limit=MAX_SIDE_FILE_BYTES, what="side file", missing_ok=True,
                           follow_symlinks=False)
@@ -103,7 +164,7 @@ def _read_side(path: Path, findings: Findings) -> bytes | None:
 def digest_file_findings(archive: Path, digest: Digest) -> list[Finding]:
     """`<archive>.sha256`, when present, must be `<hex>  <name>\\n` for exactly this archive."""
     findings = Findings()
-    data = _read_side(archive.with_name(archive.name + DIGEST_SUFFIX), findings)
+    data = read_side(archive.with_name(archive.name + DIGEST_SUFFIX), findings)
     if data is not None and data != f"{digest.sha256}  {archive.name}\n".encode():
         findings.add(codes.PUBLISH_SIDE_FILE,
                      f"{archive.name}{DIGEST_SUFFIX}: does not state sha256 {digest.sha256} "
@@ -113,7 +174,7 @@ def digest_file_findings(archive: Path, digest: Digest) -> list[Finding]:
 
 def read_build_record(archive: Path, digest: Digest, findings: Findings) -> SideFile | None:
     name = archive.name + BUILD_RECORD_SUFFIX
-    data = _read_side(archive.with_name(name), findings)
+    data = read_side(archive.with_name(name), findings)
     if data is None:
         return None
     try:
@@ -137,7 +198,7 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
                    role: str = ROLE_SIGNATURE) -> SideFile | None:
     """A Sigstore bundle beside the archive, structurally checked (verified elsewhere)."""
     name = archive.name + suffix
-    data = _read_side(archive.with_name(name), findings)
+    data = read_side(archive.with_name(name), findings)
     if data is None:
         return None
     try:
@@ -152,3 +213,22 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
         return None
     return SideFile(role=role, name=name, data=data, digest=hash_bytes(data),
                     media_type=media_type.split(";", 1)[0])
+
+
+def read_ref_file(archive: Path, digest: Digest, name: str, findings: Findings) -> SideFile | None:
+    """`<zip>.ref.json`, when present: exactly `{name, sha256}` of this harness zip."""
+    ref_name = archive.name + REF_SUFFIX
+    data = read_side(archive.with_name(ref_name), findings)
+    if data is None:
+        return None
+    try:
+        ref = parse_ref(data, source=ref_name)
+    except Refused as exc:
+        findings.extend(exc.findings)
+        return None
+    if (ref.name, ref.sha256) != (name, digest.sha256):
+        findings.add(codes.PUBLISH_SIDE_FILE, f"{ref_name}: names {ref.name} sha256 "
+                                              f"{ref.sha256}, not {name} {digest.sha256}")
+        return None
+    return SideFile(role=ROLE_REF, name=ref_name, data=data, digest=hash_bytes(data),
+                    media_type=REF_MEDIA_TYPE)

@@ -5,6 +5,10 @@ refused rather than accepted as "anything goes". Every key present becomes one r
 and one named check `policy.<key>` in the verify report: met (pass), unmet (`policy.unmet`,
 the message names the key), or skipped when the bundle itself was refused before the fact
 could be read. docs/auditing.md lists the keys.
+
+A harness bundle is judged on the facts it has (its provenance's builder id, source revision
+and dirty flag; its signature); a key it cannot have (channel, ABI, evidence, a feature graph)
+is unmet, never skipped: a policy asking for a fact the bundle cannot prove is not satisfied.
 """
 
 from __future__ import annotations

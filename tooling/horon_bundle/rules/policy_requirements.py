@@ -15,12 +15,14 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
 from horon_bundle.model.evidence import ADVERTISED_FROM_SECTION
+from horon_bundle.model.harness.statement import HarnessFacts
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.model.qa import effective_patterns
 from horon_bundle.model.signer import CertifiedSource, SignerIdentity
 from horon_bundle.rules.release import graph_findings
 
+NATIVE, HARNESS = "native", "harness"
 _GITHUB_WORKFLOW = re.compile(r"(?P<repository>https://[^@]+?)/\.github/workflows/"
                               r"(?P<workflow>[^@]+)@(?P<ref>.+)")
 
@@ -30,11 +32,19 @@ class Subject:
     """What the policy judges: the verified bundle's facts and its signature's outcome."""
 
     manifest: Manifest | None
-    facts: BuildFacts | None
+    facts: BuildFacts | HarnessFacts | None
     signature_present: bool
     signature_verified: bool
     certified: CertifiedSource | None
     advertised_source: str | None = None  # verify's `advertised_source`
+    kind: str = NATIVE  # or HARNESS
+
+
+def _not_native(subject: Subject, what: str) -> Judgement | None:
+    """Unmet for a harness bundle, which has no `what` to judge."""
+    if subject.kind == HARNESS:
+        return unmet(f"a harness bundle has no {what}")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +94,8 @@ class ChannelIs(Requirement):
     key = "channel"
 
     def judge(self, subject: Subject) -> Judgement:
+        if (harness := _not_native(subject, "channel")) is not None:
+            return harness
         if subject.manifest is None:
             return cannot_judge("plugin.json was refused")
         if subject.manifest.channel != self.channel:
@@ -173,7 +185,9 @@ class QaFree(Requirement):
     key = "qa-free"
 
     def judge(self, subject: Subject) -> Judgement:
-        if subject.facts is None:
+        if (harness := _not_native(subject, "resolved feature graph")) is not None:
+            return harness
+        if not isinstance(subject.facts, BuildFacts):
             return cannot_judge("no readable provenance")
         graph = subject.facts.graph
         if graph is None:
@@ -213,7 +227,9 @@ class EvidenceIs(Requirement):
     key = "evidence"
 
     def judge(self, subject: Subject) -> Judgement:
-        if subject.facts is None:
+        if (harness := _not_native(subject, "evidence")) is not None:
+            return harness
+        if not isinstance(subject.facts, BuildFacts):
             return cannot_judge("no readable provenance")
         if subject.facts.evidence != self.evidence:
             return unmet(f"evidence is {subject.facts.evidence!r}, required {self.evidence!r}")
@@ -226,6 +242,8 @@ class MinAbiMinor(Requirement):
     key = "min-abi-minor"
 
     def judge(self, subject: Subject) -> Judgement:
+        if (harness := _not_native(subject, "ABI")) is not None:
+            return harness
         if subject.manifest is None:
             return cannot_judge("plugin.json was refused")
         minor = subject.manifest.abi_minor
@@ -242,6 +260,8 @@ class AbiSectionRequired(Requirement):
     key = "require-abi-section"
 
     def judge(self, subject: Subject) -> Judgement:
+        if (harness := _not_native(subject, "library and no .horon_abi section")) is not None:
+            return harness
         if subject.manifest is None:
             return cannot_judge("plugin.json was refused")
         if subject.advertised_source == ADVERTISED_FROM_SECTION:

@@ -1,8 +1,9 @@
 """Signing files: every input checked first, signed in memory, each signature written atomically.
 
-An archive must verify (and its provenance statement is also signed, as a DSSE envelope:
-`<archive>.provenance.sigstore.json`); a record must be one `compile` wrote. Nothing is
-written until everything is signed.
+An archive — a native bundle archive or a harness zip, told apart by content — must verify
+(its ref beside it too, for a harness zip), and its provenance statement is also signed, as a
+DSSE envelope: `<archive>.provenance.sigstore.json`; a record must be one `compile` wrote.
+Nothing is written until everything is signed.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import write_atomic
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.reporter import Reporter, SilentReporter
+from horon_bundle.model.harness.layout import PROVENANCE_NAME
 from horon_bundle.model.provenance import MAX_PROVENANCE_BYTES
 from horon_bundle.model.record import load_record
 from horon_bundle.sign.signer import Signer
-from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.route import verify_any
 from horon_bundle.verify.signature import provenance_signature_path, signature_path
 from horon_bundle.verify.source import open_bundle
 
@@ -65,17 +70,15 @@ def _prepare_one(path: Path) -> SignInput:
         refusal = Finding(codes.SIGNING_INPUT,
                           f"{path.name}: the archive does not verify; not signing it")
         try:
-            report = verify_path(path)
+            report = verify_any(path, AuditOptions(), HarnessOptions())
         except Refused as exc:
             raise Refused([refusal, *exc.findings]) from None
         if not report.ok:
             raise Refused([refusal, *report.findings])
-        assert report.manifest is not None
-        asset = report.manifest.asset("provenance")
-        assert asset is not None
+        statement_path, statement_sha256 = _statement(report)
         with open_bundle(path) as source:
-            statement = source.read_small(asset.file.path, MAX_PROVENANCE_BYTES)
-        if hash_bytes(statement).sha256 != asset.file.sha256:
+            statement = source.read_small(statement_path, MAX_PROVENANCE_BYTES)
+        if hash_bytes(statement).sha256 != statement_sha256:
             raise Refused.one(codes.SIGNING_INPUT, f"{path.name}: changed while it was read")
         return SignInput(path=path, kind=KIND_ARCHIVE, digest=hash_file(path),
                          statement=statement)
@@ -86,6 +89,16 @@ def _prepare_one(path: Path) -> SignInput:
                                f"{path.name}: neither a .zip bundle archive nor an artifact "
                                "record"), *exc.findings]) from None
     return SignInput(path=path, kind=KIND_RECORD, digest=digest)
+
+
+def _statement(report: VerifyReport) -> tuple[str, str]:
+    """Where a verified archive keeps its provenance statement, and its digest."""
+    if isinstance(report, HarnessReport):
+        return PROVENANCE_NAME, report.digests[PROVENANCE_NAME].sha256
+    assert report.manifest is not None
+    asset = report.manifest.asset("provenance")
+    assert asset is not None
+    return asset.file.path, asset.file.sha256
 
 
 def sign_files(inputs: list[SignInput], signer: Signer,

@@ -2,8 +2,9 @@
 
 `audit_path` = `verify_path` (every rule of the bundle format) + the signature checks
 (`signature.*`, archives only: signatures cover `<archive>.sigstore.json`) + one check per
-policy key (`policy.*`), all on the same report. Everything runs offline: the trust root is
-pinned (`verify.trust`), nothing is fetched.
+policy key (`policy.*`), all on the same report. The harness judge (`verify.route`) adds the
+same signature and policy checks through `audit_signature` and `judge_policy`. Everything
+runs offline: the trust root is pinned (`verify.trust`), nothing is fetched.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.model.harness.statement import HarnessFacts
+from horon_bundle.model.manifest import Manifest
+from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.model.signer import SignerIdentity
 from horon_bundle.rules.policy import Policy
-from horon_bundle.rules.policy_requirements import Subject
+from horon_bundle.rules.policy_requirements import NATIVE, Subject
 from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
@@ -73,25 +77,42 @@ def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None
     else:
         report = verify_opened(path, opened, report or VerifyReport(path=str(path)),
                                qa_patterns=patterns, archive_digest=wants_digest)
-    if options.verifier is not None:
-        report.notes.append(f"trust root: {options.verifier.trust.description}")
-    signature = _signature(path, report, options)
-    if options.policy is not None:
-        subject = Subject(
-            manifest=report.manifest,
-            facts=report.provenance.facts if report.provenance is not None else None,
-            signature_present=signature is not None and any(
-                c.name == "signature.present" and c.status == "pass" for c in signature.checks),
-            signature_verified=signature is not None and signature.verified,
-            certified=signature.certified if signature is not None else None,
-            advertised_source=report.advertised_source)
-        report.checks.extend(options.policy.checks(subject))
+    manifest = report.manifest
+    asset = manifest.asset("provenance") if manifest is not None else None
+    statement = (report.digests[asset.file.path].sha256
+                 if asset is not None and asset.file.path in report.digests else None)
+    signature = audit_signature(path, report, options, statement_sha256=statement)
+    judge_policy(report, options, signature, manifest=manifest,
+                 facts=report.provenance.facts if report.provenance is not None else None,
+                 advertised_source=report.advertised_source)
     return report
 
 
-def _signature(path: Path, report: VerifyReport,
-               options: AuditOptions) -> SignatureResult | None:
+def judge_policy(report: VerifyReport, options: AuditOptions,
+                 signature: SignatureResult | None, *, manifest: Manifest | None,
+                 facts: BuildFacts | HarnessFacts | None, kind: str = NATIVE,
+                 advertised_source: str | None = None) -> None:
+    """One `policy.*` check per key of the policy, on the facts the judge read."""
+    if options.policy is None:
+        return
+    subject = Subject(
+        manifest=manifest, facts=facts, kind=kind,
+        signature_present=signature is not None and any(
+            c.name == "signature.present" and c.status == "pass" for c in signature.checks),
+        signature_verified=signature is not None and signature.verified,
+        certified=signature.certified if signature is not None else None,
+        advertised_source=advertised_source)
+    report.checks.extend(options.policy.checks(subject))
+
+
+def audit_signature(path: Path, report: VerifyReport, options: AuditOptions, *,
+                    statement_sha256: str | None) -> SignatureResult | None:
+    """`<archive>.sigstore.json` over the archive's SHA-256 and, when present,
+    `<archive>.provenance.sigstore.json` over the provenance statement (`statement_sha256`),
+    as checks on `report`; None when no signature was checked."""
     verifier = options.verifier
+    if options.verifier is not None:
+        report.notes.append(f"trust root: {options.verifier.trust.description}")
     if verifier is None:
         present = path.is_file() and signature_path(path).is_file()
         report.skipped("signature.present",
@@ -111,10 +132,6 @@ def _signature(path: Path, report: VerifyReport,
                          digest=report.archive_digest)
     report.checks.extend(result.checks)
     statement_signature = provenance_signature_path(path)
-    manifest = report.manifest
-    asset = manifest.asset("provenance") if manifest is not None else None
-    if os.path.lexists(statement_signature) and asset is not None \
-            and asset.file.path in report.digests:
-        report.checks.append(verify_statement(
-            statement_signature, report.digests[asset.file.path].sha256, verifier))
+    if os.path.lexists(statement_signature) and statement_sha256 is not None:
+        report.checks.append(verify_statement(statement_signature, statement_sha256, verifier))
     return result

@@ -3,7 +3,9 @@
 A `X.zip.ref.json` is checked against `X.zip` beside it (or `--zip`) before any entry is
 read; a `X.zip` with a `X.zip.ref.json` beside it is checked against it the same way. The
 archive is then validated by the one archive reader; a harness manifest or catalogue inside
-sends it to the harness judge, anything else to the native one.
+sends it to the harness judge, anything else to the native one. Both get the same signature
+checks (`<zip>.sigstore.json` over the zip's SHA-256, `<zip>.provenance.sigstore.json` over
+its provenance statement) and the same audit policy.
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.model.harness.layout import REF_SUFFIX
+from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX
 from horon_bundle.model.harness.ref import BundleRef, ref_path, zip_of_ref
-from horon_bundle.verify.audit import AuditOptions, audit_path
+from horon_bundle.rules.policy_requirements import HARNESS
+from horon_bundle.verify.audit import AuditOptions, audit_path, audit_signature, judge_policy
 from horon_bundle.verify.harness.judge import is_harness, judge_harness
 from horon_bundle.verify.harness.ref import check_digest, read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.source import open_bundle
+
+NATIVE_KIND, HARNESS_KIND = "native", "harness"
 
 
 def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> VerifyReport:
@@ -47,43 +52,56 @@ def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> Ve
             report.judged("ref.digest", list(exc.findings))
             return report
         report.judged("ref.digest", [], note=f"matches {ref_path(path).name} beside it")
+    return judge_target(target, options, harness, report=report, ref=ref,
+                        ref_label=path.name)
+
+
+def judge_target(target: Path, options: AuditOptions, harness: HarnessOptions, *,
+                 report: HarnessReport | None = None, ref: BundleRef | None = None,
+                 ref_label: str = "", pinned: bool = False) -> VerifyReport:
+    """Judge a bundle whose ref (if any) was already checked: open it with the one archive
+    reader and route it by content. `pinned` says its digest was checked some other way
+    (a stored zip, a fetched one), so no ref beside it is looked for."""
+    report = report if report is not None else HarnessReport(path=str(target))
     try:
         source = open_bundle(target)
     except Refused as exc:
         if not report.checks:  # nothing says it is a harness bundle: report it as verify does
-            unreadable = VerifyReport(path=str(path))
+            unreadable = VerifyReport(path=report.path)
             unreadable.judged("archive", list(exc.findings))
             return unreadable
         report.judged("archive", list(exc.findings))
         return report
     with source:
         if not is_harness(source.files):
-            native = VerifyReport(path=str(path))
+            native = VerifyReport(path=report.path)
             native.checks.extend(report.checks)
             return audit_path(target, options, opened=source, report=native)
         if target.is_file():
             report.judged("archive", [])
-        if ref is None and target.is_file():
+        if ref is None and target.is_file() and not pinned:
             report.notes.append(f"no {ref_path(target).name} beside it: the zip's digest is "
                                 "not pinned by a ref")
         report.ref_sha256 = ref.sha256 if ref is not None else None
-        _unsupported(options, report)
         judge_harness(source, report, harness)
     if ref is not None and report.catalogue is not None and ref.name != report.catalogue.name:
         report.judged("ref.name", [Finding(codes.REF_NAME,
-                                           f"{path.name}: names {ref.name!r}, the zip holds "
-                                           f"{report.catalogue.name!r}")])
+                                           f"{ref_label or target.name}: names {ref.name!r}, "
+                                           f"the zip holds {report.catalogue.name!r}")])
+    statement = report.digests.get(PROVENANCE_NAME)
+    signature = audit_signature(target, report, options,
+                                statement_sha256=statement.sha256 if statement else None)
+    judge_policy(report, options, signature, manifest=None, facts=report.facts, kind=HARNESS)
     return report
 
 
-def _unsupported(options: AuditOptions, report: HarnessReport) -> None:
-    """Signatures and audit policies judge native bundles today; asking them of a harness zip
-    is refused, not silently passed."""
-    asked = [what for what, given in (("--require-signature", options.require_signature),
-                                      ("--policy", options.policy is not None)) if given]
-    if asked:
-        report.judged("harness.options", [Finding(
-            codes.HARNESS_UNSUPPORTED,
-            f"{' and '.join(asked)} do not apply to harness bundles yet")])
-    elif options.verifier is not None:
-        report.skipped("signature.present", "harness zips are not signed yet")
+def bundle_kind(path: Path) -> str:
+    """`harness` for a ref, or a zip or directory whose content is a harness bundle; `native`
+    otherwise (also when it cannot be read: the native judge then says why)."""
+    if path.name.endswith(REF_SUFFIX):
+        return HARNESS_KIND
+    try:
+        with open_bundle(path) as source:
+            return HARNESS_KIND if is_harness(source.files) else NATIVE_KIND
+    except (Refused, OSError):
+        return NATIVE_KIND

@@ -84,6 +84,12 @@ class CatalogueSummary:
 def parse_catalogue(data: bytes, *, source: str = "catalogue.json") -> CatalogueSummary:
     """Read a catalogue strictly enough to list it: its format, plugin and section types."""
     document = read_json(data, source=source, max_bytes=MAX_CATALOGUE_BYTES, max_depth=32)
+    return check_catalogue(document, source=source)
+
+
+def check_catalogue(document: object, *, source: str) -> CatalogueSummary:
+    """A decoded catalogue (e.g. the copy an install kept in its state file), checked as
+    `parse_catalogue` checks the bytes of one."""
     problem = None
     if not isinstance(document, dict) or document.get("format") != CATALOGUE_FORMAT:
         problem = f"not a {CATALOGUE_FORMAT} document"
@@ -92,6 +98,9 @@ def parse_catalogue(data: bytes, *, source: str = "catalogue.json") -> Catalogue
     elif not all(isinstance(document[s], list) and all(isinstance(e, dict) for e in document[s])
                  for s in _SECTIONS):
         problem = "a section is not an array of objects"
+    elif not (isinstance(document["events"], list)
+              and all(isinstance(e, str) for e in document["events"])):
+        problem = "events is not an array of strings"
     else:
         plugin = document["plugin"]
         if not (isinstance(plugin, dict) and isinstance(plugin.get("name"), str)

@@ -10,9 +10,10 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import describe_value
+from horon_bundle.core.paths import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.layout import MAX_JSON_BYTES, component_path
-from horon_bundle.model.harness.manifest import name_problem
+from horon_bundle.model.harness.manifest import VERSION, name_problem
 
 INDEX_FORMAT = "horon.marketplace-index.v1"
 REMOTE_SOURCES = ("github", "url", "git", "git-subdir", "npm", "pip", "archive")
@@ -107,3 +108,57 @@ def index_bytes(name: str, built: list[dict[str, Any]], skipped: list[dict[str, 
         "skipped": sorted(skipped, key=lambda p: str(p["name"])),
     }
     return canonical_bytes(document)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexedPlugin:
+    name: str
+    version: str
+    zip: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarketplaceIndex:
+    marketplace: str
+    plugins: tuple[IndexedPlugin, ...]
+    skipped: tuple[str, ...]
+
+
+def parse_index(data: bytes, *, source: str) -> MarketplaceIndex:
+    """A marketplace index read back strictly (publish checks it against the release): the
+    fields `index_bytes` writes and no other; digests, names and zip names well formed."""
+    document = read_json(data, source=source, max_bytes=MAX_JSON_BYTES, max_depth=4)
+
+    def bad(problem: str) -> Refused:
+        return Refused.one(codes.MARKETPLACE_INVALID, f"{source}: {problem}")
+
+    if not isinstance(document, dict) or document.get("format") != INDEX_FORMAT:
+        raise bad(f"not a {INDEX_FORMAT} document")
+    if set(document) != {"format", "marketplace", "plugins", "skipped"}:
+        raise bad(f"fields {sorted(document)}")
+    name, plugins, skipped = document["marketplace"], document["plugins"], document["skipped"]
+    if not isinstance(name, str) or name_problem(name):
+        raise bad(f"marketplace {describe_value(name)} is not a name")
+    if not isinstance(plugins, list) or not isinstance(skipped, list):
+        raise bad("plugins and skipped must be arrays")
+    found = []
+    for index, entry in enumerate(plugins):
+        if not (isinstance(entry, dict) and set(entry) == {"name", "version", "zip", "sha256"}
+                and all(isinstance(v, str) for v in entry.values())):
+            raise bad(f"plugins[{index}]: expected exactly name, version, zip, sha256 strings")
+        if name_problem(entry["name"]) or not VERSION.fullmatch(entry["version"]) \
+                or not SHA256_HEX.fullmatch(entry["sha256"]) \
+                or entry["zip"] != f"{entry['name']}-{entry['version']}.zip":
+            raise bad(f"plugins[{index}]: {entry['name']!r} {entry['version']!r} "
+                      f"{entry['zip']!r} {entry['sha256']!r} is not a built plugin")
+        found.append(IndexedPlugin(**entry))
+    names = []
+    for index, entry in enumerate(skipped):
+        if not (isinstance(entry, dict) and set(entry) == {"name", "source"}
+                and all(isinstance(v, str) for v in entry.values())):
+            raise bad(f"skipped[{index}]: expected exactly name and source strings")
+        names.append(entry["name"])
+    if len({(p.name, p.version) for p in found}) != len(found):
+        raise bad("a plugin version is listed twice")
+    return MarketplaceIndex(marketplace=name, plugins=tuple(found), skipped=tuple(names))

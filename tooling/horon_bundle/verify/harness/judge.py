@@ -34,6 +34,13 @@ from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, lint, promote
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.source import BundleSource
 
+# the checks of a harness zip that prove something: install and publish require each to have
+# run and passed (warnings allowed); a skip is not good enough
+PROVING_CHECKS = (
+    "layout.file-types", "layout.harness-files", "checksums.format", "integrity.sha256sums",
+    "harness.plugin", "harness.catalogue", "harness.provenance", "harness.events", "hook.lint",
+)
+
 
 @dataclass(slots=True)
 class PluginView:
@@ -179,6 +186,7 @@ def _check_provenance(source: BundleSource, view: PluginView, digests: dict[str,
     except Refused as exc:
         report.judged("harness.provenance", list(exc.findings))
         return
+    report.facts = provenance.facts
     subjects = [*view.files, CATALOGUE_NAME, *([ENTRY_NAME] if ENTRY_NAME in digests else [])]
     expected = {p: digests[p].sha256 for p in subjects}
     label = source.label

@@ -8,6 +8,7 @@ from typing import Any
 
 from horon_bundle.model.harness.catalogue import Catalogue
 from horon_bundle.model.harness.profile import HostProfile
+from horon_bundle.model.harness.statement import HarnessFacts
 from horon_bundle.verify.report import VerifyReport
 
 REPORT_FORMAT = "horon.harness-verify-report.v1"
@@ -26,6 +27,7 @@ class HarnessReport(VerifyReport):
     host: HostProfile | None = None
     ref_sha256: str | None = None
     scripts: list[str] = field(default_factory=list)
+    facts: HarnessFacts | None = None  # what its provenance statement says (policies read it)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,196 @@
+"""The home's harness store: `harness-bundles/sha256/<hex>.zip`, one zip per digest, 0444.
+
+A stored zip is named by its SHA-256, so two selections of one ref get the same bytes, and
+it is never rewritten. Reading one (`check`, `status --verify`, `fetch`) opens it relative
+to the store's descriptor with O_NOFOLLOW, hashes it through that descriptor, and judges it
+through `/proc/self/fd/<store>/<name>` with its identity (device, inode, size, times)
+compared before and after, so the bytes judged are the bytes hashed. A stored zip no record
+of state.json names is debris of a killed install or uninstall: every harness writer removes
+it under the home's lock (`collect_garbage`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from horon_bundle.core import codes, paths
+from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.hashing import Digest, hash_stream
+from horon_bundle.install.copies import through_descriptor
+from horon_bundle.install.dirs import FILE_FLAGS, Chain, io_error, kind_of
+from horon_bundle.install.layout import (
+    DIGEST_DIR,
+    HARNESS_DIR,
+    STORED_SUFFIX,
+    stored_name,
+    stored_where,
+)
+from horon_bundle.install.state import HarnessRecord, HomeState
+from horon_bundle.model.harness.ref import BundleRef
+from horon_bundle.verify.audit import AuditOptions
+from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.route import judge_target
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+@dataclass(slots=True)
+class Opened:
+    """A regular file opened through a directory descriptor, never through a link."""
+
+    parent: int
+    name: str
+    fd: int
+    where: str
+    fallback: Path  # its path, where /proc/self/fd is not available
+
+    @property
+    def identity(self) -> tuple[int, ...]:
+        return _identity(os.fstat(self.fd))
+
+    def digest(self) -> Digest:
+        """The SHA-256 of its bytes, read through the descriptor (from the start)."""
+        duplicate = os.dup(self.fd)
+        with os.fdopen(duplicate, "rb") as stream:
+            stream.seek(0)
+            return hash_stream(stream)
+
+    def path(self) -> Path:
+        return through_descriptor(self.parent, self.name, self.fallback)
+
+    def unchanged(self, before: tuple[int, ...]) -> bool:
+        """Still the file that was opened (same name, same bytes by its stat)."""
+        try:
+            info = os.stat(self.name, dir_fd=self.parent, follow_symlinks=False)
+        except OSError:
+            return False
+        return _identity(info) == before == self.identity
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> Opened:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_file_at(parent: int, name: str, where: str, fallback: Path) -> Opened | None:
+    """`name` under `parent` for reading: None when absent; a link is install.symlink, any
+    other non-regular file install.tampered (the store holds only what install wrote)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | FILE_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused.one(codes.INSTALL_SYMLINK, f"{where} is a symbolic link; it is not "
+                                                     "followed") from None
+        raise io_error(where, exc) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Refused.one(codes.INSTALL_TAMPERED, f"{where} is a {kind_of(info.st_mode)}, "
+                                                  "not a stored zip")
+    return Opened(parent, name, fd, where, fallback)
+
+
+def store_chain(chain: Chain) -> None:
+    """Descend a home chain into harness-bundles/sha256 (refusing links and non-directories)."""
+    for name in (HARNESS_DIR, DIGEST_DIR):
+        if not chain.descend(name):
+            raise Refused.one(codes.INSTALL_NOT_INSTALLED,
+                              f"{HARNESS_DIR}/{DIGEST_DIR}: no harness bundle is stored")
+
+
+def stored_names(store: Chain) -> list[str]:
+    """The `<hex>.zip` names in the store (anything else is not ours and is left alone)."""
+    try:
+        with os.scandir(store.fd) as scan:
+            names = sorted(entry.name for entry in scan)
+    except OSError as exc:
+        raise io_error(store.where, exc) from None
+    return [n for n in names if n.endswith(STORED_SUFFIX)
+            and paths.SHA256_HEX.fullmatch(n[: -len(STORED_SUFFIX)])]
+
+
+def collect_garbage(store: Chain, state: HomeState) -> list[str]:
+    """Remove stored zips no record names (debris of a killed install or uninstall); the
+    caller holds the home's lock. Returns what it removed, home-relative."""
+    recorded = {stored_name(sha) for sha in state.harness_digests()}
+    removed = []
+    for name in stored_names(store):
+        if name in recorded:
+            continue
+        try:
+            os.unlink(name, dir_fd=store.fd)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise io_error(f"{store.where}/{name}", exc) from None
+        removed.append(f"{HARNESS_DIR}/{DIGEST_DIR}/{name}")
+    if removed:
+        try:
+            os.fsync(store.fd)
+        except OSError as exc:
+            raise io_error(store.where, exc) from None
+    return removed
+
+
+def judge_opened(opened: Opened, ref: BundleRef, *,
+                 options: AuditOptions | None = None,
+                 harness: HarnessOptions | None = None) -> HarnessReport | list[Finding]:
+    """Judge a zip whose digest the caller has checked against `ref`: every harness rule,
+    through its descriptor, the file unchanged meanwhile. Findings when it does not verify."""
+    before = opened.identity
+    report = judge_target(opened.path(), options or AuditOptions(), harness or HarnessOptions(),
+                          ref=ref, ref_label=opened.where, pinned=True)
+    findings = list(report.findings)
+    if not opened.unchanged(before):
+        findings.insert(0, Finding(codes.INSTALL_RACE,
+                                   f"{opened.where} was replaced while it was being verified"))
+    if not isinstance(report, HarnessReport) or report.catalogue is None:
+        findings.append(Finding(codes.INSTALL_TAMPERED,
+                                f"{opened.where}: not a harness bundle"))
+    if findings or not isinstance(report, HarnessReport):
+        return [Finding(f.code, f.message.replace(str(opened.path()), opened.where), f.hint)
+                for f in findings]
+    return report
+
+
+def verify_stored(store: Chain, name: str, version: str,
+                  record: HarnessRecord) -> list[Finding]:
+    """Every problem of the stored copy of `record`: missing, not its digest, not verifying,
+    or another catalogue than the one recorded. [] when it is the copy installed."""
+    where = stored_where(record.sha256)
+    opened = open_file_at(store.fd, stored_name(record.sha256), where,
+                          store.path() / stored_name(record.sha256))
+    if opened is None:
+        return [Finding(codes.INSTALL_NOT_INSTALLED, f"{where}: {name} {version} is recorded "
+                                                     "in state.json but its zip is missing")]
+    with opened:
+        digest = opened.digest()
+        if digest.sha256 != record.sha256:
+            return [Finding(codes.INSTALL_TAMPERED,
+                            f"{where}: sha256 {digest.sha256}, stored as {record.sha256}")]
+        judged = judge_opened(opened, BundleRef(name=name, sha256=record.sha256))
+    if isinstance(judged, list):
+        return [Finding(codes.INSTALL_TAMPERED, f"{where}: {name} {version} does not verify"),
+                *judged]
+    assert judged.catalogue is not None
+    if judged.catalogue.to_json() != record.catalogue:
+        return [Finding(codes.INSTALL_RECORD_MISMATCH,
+                        f"{where}: its catalogue differs from the one state.json recorded for "
+                        f"{name} {version}")]
+    if (judged.catalogue.name, judged.catalogue.version) != (name, version):
+        return [Finding(codes.INSTALL_RECORD_MISMATCH,
+                        f"{where}: holds {judged.catalogue.name} {judged.catalogue.version}, "
+                        f"recorded as {name} {version}")]
+    return []
