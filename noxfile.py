@@ -126,8 +126,9 @@ def mutants(session: nox.Session) -> None:
 
     Writes docs/mutants.md and the kill-ratio block of docs/threat-model.md; fails under the
     plan's kill ratio or on a surviving mutant without a reviewed reason. `nox -s mutants --
-    core/paths.py 'verify/*'` runs some modules (report in build/mutants/report.md);
-    `-- --resume` re-tests only the mutants an earlier run left alive.
+    core/paths.py 'verify/*'` tests the untested mutants of some modules, `-- --resume`
+    re-tests those an earlier run left alive, `-- --report` reports what build/mutants/ holds
+    (tests/mutants/run.py).
     """
     # -e: the tests' subprocesses import this tree; pinned: tests/mutants/filters.py edits
     # that version's operator table

@@ -30,8 +30,10 @@ class BuiltExample:
 
 @pytest.fixture(scope="session")
 def cargo_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cargo target dir for the whole session, so each crate compiles once."""
-    return tmp_path_factory.mktemp("cargo-target")
+    """One cargo target dir for the whole session, so each crate compiles once (`nox -s
+    mutants` gives one for the whole run: each mutant's tests are a pytest session)."""
+    shared = os.environ.get("HORON_TEST_CARGO_TARGET_DIR")
+    return Path(shared) if shared else tmp_path_factory.mktemp("cargo-target")
 
 
 @pytest.fixture(scope="session")

@@ -173,7 +173,7 @@ def _in_stage() -> Iterator[None]:
 
 
 def _meta(module: str) -> dict[str, int | None]:
-    path = stage.STAGE / "mutants" / stage.PACKAGE / f"{module}.meta"
+    path = _meta_path(module)
     if not path.is_file():
         raise SystemExit(f"no mutmut results for {module} in {path.parent}: run it first")
     codes: dict[str, int | None] = json.loads(path.read_text(encoding="utf-8"))[
@@ -186,6 +186,22 @@ def _status(code: int | None) -> str:
 
     status: str = status_by_exit_code[code]
     return status
+
+
+def _meta_path(module: str) -> Path:
+    return stage.STAGE / "mutants" / stage.PACKAGE / f"{module}.meta"
+
+
+def untested(modules: list[str]) -> list[str]:
+    """mutmut names (or a glob, for a module mutmut has not mutated yet) of the mutants of
+    `modules` that no run has tested: what a batch run of those modules tests."""
+    names: list[str] = []
+    for module in modules:
+        if not _meta_path(module).is_file():
+            names.append(f"horon_bundle.{module.removesuffix('.py').replace('/', '.')}.*")
+        else:
+            names += [name for name, code in _meta(module).items() if code is None]
+    return names
 
 
 def unkilled(modules: list[str]) -> list[str]:

@@ -1,16 +1,24 @@
 """`nox -s mutants` (`python -m tests.mutants.run [MODULE ...]`): mutate, test, report.
 
-Runs mutmut over the modules of `plan.toml` (or the ones named: `core/paths.py`,
-`horon_bundle.core.paths` or a glob such as `verify/*`), with the test files the plan names,
-in build/mutants/ (stage.py). String literals and other message text are not mutated
-(filters.py). After the run it reads mutmut's results, matches every surviving mutant with
-its reviewed reason in `survivors.toml`, and writes the report: docs/mutants.md and the
-kill-ratio block of docs/threat-model.md when the whole plan ran, build/mutants/report.md
-otherwise. It fails when the kill ratio is under the plan's threshold, when a survivor has
-no reason, or when a reason matches no survivor of the modules that ran.
+Without arguments: a fresh run of every module of `plan.toml`, in build/mutants/ (stage.py),
+each mutant judged by the tests of its module's files that call its function. String literals
+and other message text are not mutated (filters.py). After the run it reads mutmut's results,
+matches every surviving mutant with its reviewed reason in `survivors.toml`, and writes the
+report: docs/mutants.md and the kill-ratio block of docs/threat-model.md. It fails when the
+kill ratio is under the plan's threshold, when a survivor has no reason, or when a reason
+matches no survivor.
 
-`--resume` keeps the stage of an earlier run and re-tests only the mutants it did not kill
-(after tests were added); the report of a resumed run is never written into docs/.
+The stage is kept between runs, and mutmut's results in it stay valid (every module is
+mutated and every judge file selected in each run), so a run can be split:
+
+- `MODULE ...` (`core/paths.py`, `horon_bundle.core.paths`, a glob such as `verify/*`) tests
+  the mutants of those modules that no run has tested yet;
+- `--resume [MODULE ...]` re-tests the mutants an earlier run left alive (after tests were
+  added);
+- `--report` runs nothing and reports what the stage holds.
+
+The report goes to docs/ when the stage holds results for every module of the plan, with the
+number of runs and their total time; otherwise to build/mutants/report.md.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from tests.mutants import filters, report, results, stage
 
 PLAN = Path(__file__).with_name("plan.toml")
 SURVIVORS = Path(__file__).with_name("survivors.toml")
+RUNS = "runs.json"  # in the stage: the runs whose results it holds, since the last fresh one
 
 
 def _selected(planned: list[str], asked: Sequence[str]) -> list[str]:
@@ -86,36 +95,65 @@ def _mutmut(names: list[str], max_children: int, judges: dict[str, list[str]]) -
             raise
 
 
+def _record_run(modules: list[str], seconds: float, *, fresh: bool) -> list[dict[str, Any]]:
+    """Append this run to the stage's log of runs (a fresh run starts a new log)."""
+    path = stage.STAGE / RUNS
+    runs: list[dict[str, Any]] = [] if fresh or not path.is_file() else json.loads(
+        path.read_text(encoding="utf-8"))
+    runs.append({"modules": modules, "seconds": round(seconds, 1), "fresh": fresh})
+    path.write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    return runs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nox -s mutants --", description=__doc__.split(
         "\n\n")[0])
     parser.add_argument("modules", nargs="*", metavar="MODULE")
     parser.add_argument("--resume", action="store_true",
                         help="re-test the mutants an earlier run left alive")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: write the report of the stage's runs")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
 
     plan = results.load_plan(PLAN)
     modules = _selected(plan.modules, args.modules)
-    tests = stage.test_files(plan.tests_of(modules))
-    started = time.monotonic()
-    stage.prepare(modules, tests, fresh=not args.resume)
-    os.environ["HORON_TEST_PREBUILT_EXAMPLE"] = str(stage.build_example())
-    os.environ["HORON_TEST_CLI"] = "in-process"
-    names = results.unkilled(modules) if args.resume else []
-    if args.resume and not names:
-        print("nothing to re-test: every mutant of these modules was killed")
-    else:
-        _mutmut(names, args.max_children, {m: plan.judges[m] for m in modules})
-    elapsed = time.monotonic() - started
-    outcome = results.collect(modules, results.load_reasons(SURVIVORS))
-    whole = modules == plan.modules and not args.resume
-    text = report.markdown(outcome, plan=plan, tests=tests, seconds=elapsed, whole=whole)
+    # every module is mutated and every judge file is in mutmut's test selection whatever is
+    # run, so mutmut's cached results of one run stay valid for the next (a batch of modules,
+    # a resumed run): it resets them all when its test selection changes
+    fresh = not (args.modules or args.resume or args.report)
+    if not args.report:
+        started = time.monotonic()
+        stage.prepare(plan.modules, stage.test_files(plan.tests), fresh=fresh)
+        os.environ["HORON_TEST_PREBUILT_EXAMPLE"] = str(stage.build_example())
+        os.environ["HORON_TEST_CARGO_TARGET_DIR"] = str(stage.STAGE / "target")
+        os.environ["HORON_TEST_CLI"] = "in-process"
+        names = [] if fresh else results.unkilled(modules) if args.resume \
+            else results.untested(modules)
+        if not fresh and not names:
+            print("nothing to test: every mutant of these modules has a result"
+                  + (" and was killed" if args.resume else " (--resume re-tests survivors)"))
+        else:
+            _mutmut(names, args.max_children, plan.judges)
+        _record_run(modules, time.monotonic() - started, fresh=fresh)
+    if not (stage.STAGE / RUNS).is_file():
+        raise SystemExit(f"no run in {stage.STAGE}: run `nox -s mutants` first")
+    runs = json.loads((stage.STAGE / RUNS).read_text(encoding="utf-8"))
+    done = {module for run in runs for module in run["modules"]}
+    shown = plan.modules if args.report else modules
+    missing = [module for module in shown if module not in done]
+    if missing:
+        raise SystemExit(f"no run of {missing} in {stage.STAGE}: run them first")
+    outcome = results.collect(shown, results.load_reasons(SURVIVORS))
+    seconds = sum(run["seconds"] for run in runs)
+    whole = shown == plan.modules
+    text = report.markdown(outcome, plan=plan, tests=plan.tests_of(shown), seconds=seconds,
+                           runs=len(runs), whole=whole)
     if whole:
-        report.write_docs(text, outcome, plan, elapsed)
+        report.write_docs(text, outcome, plan, seconds, runs=len(runs))
     else:
         (stage.STAGE / "report.md").write_text(text, encoding="utf-8")
-    print(report.summary(outcome, plan, seconds=elapsed))
+    print(report.summary(outcome, plan, seconds=seconds, runs=len(runs)))
     return 0 if report.passed(outcome, plan) else 1
 
 
