@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from horon_bundle.core import tomlread
 from horon_bundle.core.errors import Refused
 from horon_bundle.model import checksums
 
@@ -58,3 +59,55 @@ def test_checksums_at_the_size_limit_is_read() -> None:
 def test_every_malformed_line_is_listed() -> None:
     assert _codes(f"{A}  x\r\nnot a line\n{A}  SHA256SUMS\n".encode()) == [
         "checksum.format", "checksum.format", "checksum.self"]
+
+
+# --- core/tomlread.py: the line a TOML refusal points at -----------------------------------
+DECLARATION = """# a release declaration
+name = "x"
+[publish]
+destination = "file:///x"
+
+[[plugin]]
+id = "a"
+qa-feature = "q"
+
+[[plugin]]
+id = "b"
+qa-feature = "r"
+[plugin.extra]
+deep = 1
+
+[[plugin.step]]
+run = "x"
+[[plugin.step]]
+run = "y"
+[[plugin]]
+"quoted" = 1
+a.b = 2
+"""
+
+
+@pytest.mark.parametrize(("where", "line"), [
+    ("name", 2), ("publish", 3), ("publish.destination", 4),
+    ("publish.missing", 3),  # the nearest table holding it
+    ("plugin[0].id", 7), ("plugin[0].qa-feature", 8), ("plugin[1]", 10),
+    ("plugin[1].qa-feature", 12), ("plugin[1].extra.deep", 14),
+    ("plugin[1].step[0].run", 17), ("plugin[1].step[1].run", 19),
+    ("plugin[2].quoted", 21), ("plugin[2].a.b", 22),
+    ("plugin[3].id", None), ("nothing", None), ("", None),
+])
+def test_key_line_follows_tables_arrays_and_keys(where: str, line: int | None) -> None:
+    assert tomlread.key_line(DECLARATION, where) == line
+
+
+@pytest.mark.parametrize(("table", "names", "parent"), [
+    (["plugin", "1", "extra"], ["plugin", "step"], ["plugin", "1"]),
+    (["a", "0", "b", "2"], ["a", "b", "c"], ["a", "0", "b", "2"]),
+    (["a", "b", "0"], ["a", "b", "c"], ["a", "b", "0"]),
+    (["a", "3"], ["a"], []),
+    (["x", "y"], ["a", "b"], ["a"]),
+    ([], ["a", "b"], ["a"]),
+])
+def test_a_header_extends_the_enclosing_array_element(table: list[str], names: list[str],
+                                                      parent: list[str]) -> None:
+    assert tomlread._parent(table, names) == parent

@@ -10,7 +10,10 @@ are never run and never count. Dropped:
   one) or that goes by a message keyword (`hint=`, `note=`, `detail=`) replaced by None or
   removed: the refusal's wording, not its code;
 - `name = <text>` -> `name = None` and a lambda returning text -> None;
-- a ternary choosing between two texts, forced down either branch.
+- a ternary choosing between two texts, forced down either branch;
+- anything inside the text arguments of a call that names a refusal code (`findings.add(
+  codes.X, f"{where}: {_line(exc)}")`, `Refused.one(codes.X, …)`): the message of that
+  refusal, whose code is kept and mutated (`MutationVisitor` is told to skip those subtrees).
 
 Everything else mutmut generates is kept: operators, comparisons, numbers, booleans, `not`,
 `in`/`is`, break/continue, arguments that are not text (a refusal's code included), `x = None`
@@ -88,6 +91,39 @@ def ternaries_but_text(original: Operator) -> Operator:
     return operator
 
 
+def names_a_code(call: cst.Call) -> bool:
+    """Whether one argument of `call` is a refusal code (`codes.NAME`)."""
+    return any(isinstance(arg.value, cst.Attribute) and isinstance(arg.value.value, cst.Name)
+               and arg.value.value.value == "codes" for arg in call.args)
+
+
+def message_arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    """The text arguments of a call naming a refusal code: its message."""
+    if not names_a_code(call):
+        return []
+    return [arg.value for arg in call.args if (arg.keyword is None and is_text(arg.value))
+            or (arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS)]
+
+
+def skip_messages(visitor_class: type) -> None:
+    """Make mutmut's visitor skip the message subtrees of calls that name a refusal code."""
+    original = getattr(visitor_class, "_skip_node_and_children")  # noqa: B009 - mutmut private
+    if getattr(original, "skips_messages", False):
+        return
+
+    def skip(self: Any, node: cst.CSTNode) -> bool:
+        skipped: set[int] = self.__dict__.setdefault("_message_nodes", set())
+        if id(node) in skipped:
+            return True
+        if isinstance(node, cst.Call):
+            skipped.update(id(message) for message in message_arguments(node))
+        result: bool = original(self, node)
+        return result
+
+    skip.skips_messages = True  # type: ignore[attr-defined]
+    setattr(visitor_class, "_skip_node_and_children", skip)  # noqa: B010 - mutmut private
+
+
 def filtered(table: list[tuple[type, Operator]]) -> list[tuple[type, Operator]]:
     """`table` (mutmut's `mutation_operators`) as this module's docstring says."""
     from mutmut.mutation import mutators  # noqa: PLC0415 - only `nox -s mutants` has mutmut
@@ -121,6 +157,9 @@ def install() -> None:
     if version("mutmut") != MUTMUT_VERSION:
         raise RuntimeError(f"tests/mutants/filters.py is written for mutmut {MUTMUT_VERSION}, "
                            f"not {version('mutmut')}")
+    from mutmut.mutation.file_mutation import MutationVisitor  # noqa: PLC0415
+
     table = mutators.mutation_operators
     assert isinstance(table, list)
     table[:] = filtered(table)
+    skip_messages(MutationVisitor)

@@ -88,7 +88,9 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float, 
 
 
 def _later(plan: Plan) -> list[str]:
-    return [f"- `{module}`: {why}" for module, why in plan.later.items()] or ["None."]
+    if not plan.later:
+        return ["None."]
+    return [", ".join(f"`{module}`" for module in plan.later) + ".", "", plan.later_why]
 
 
 def threat_block(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:

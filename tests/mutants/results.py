@@ -39,7 +39,8 @@ ALIVE = frozenset({"survived", "no tests", "suspicious"})
 class Plan:
     threshold: float
     judges: dict[str, list[str]]  # module -> the test files its mutants are run against
-    later: dict[str, str]  # module -> why it is not in the run yet
+    later: dict[str, list[str]]  # module -> its judges, for a module not in the run yet
+    later_why: str  # why those are not in the run yet
 
     @property
     def modules(self) -> list[str]:
@@ -138,11 +139,12 @@ def load_plan(path: Path) -> Plan:
     empty = sorted(module for module, files in judges.items() if not files)
     if empty:
         raise SystemExit(f"{path.name}: [judges] gives no test file for {empty}")
-    later = {module: str(why) for module, why in data.get("later", {}).items()}
+    later = {module: list(files) for module, files in data.get("later", {}).items()}
     both = sorted(set(judges) & set(later))
     if both:
         raise SystemExit(f"{path.name}: {both} are both in [judges] and in [later]")
-    return Plan(threshold=float(data["threshold"]), judges=judges, later=later)
+    return Plan(threshold=float(data["threshold"]), judges=judges, later=later,
+                later_why=" ".join(str(data.get("later_why", "")).split()))
 
 
 def load_reasons(path: Path) -> list[Reason]:
