@@ -82,8 +82,8 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, mypy --strict and the import-layer contracts (docs/architecture.md)."""
-    session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter")  # -e: lint-imports
-    # then reads this tree, not a copy installed earlier
+    session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter",  # -e: lint-imports
+                    "mutmut==3.8.1")  # reads this tree; mypy checks tests/mutants against mutmut
     session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py", "setup.py",
                 "templates/plugin/noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")

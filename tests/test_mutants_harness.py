@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BuiltExample
-from tests.helpers import cli, in_process
+from tests.helpers import REPO, cli, in_process
 
 
 def test_in_process_run_is_the_child_process_run(example_release: BuiltExample,
@@ -29,3 +31,21 @@ def test_in_process_run_restores_environment_and_directory(tmp_path: Path) -> No
     result = in_process("codes", cwd=tmp_path, env={"HORON_TEST_MARKER": "1"})
     assert result.status == 0 and "yank.reason" in result.stderr
     assert dict(os.environ) == before_env and Path.cwd() == before_cwd
+
+
+def test_the_documented_mutants_options_and_the_plan_are_valid() -> None:
+    from tests.mutants import results, run  # noqa: PLC0415 - the runner, not a test helper
+
+    plan = results.load_plan(run.PLAN)
+    assert plan.threshold >= 0.9
+    assert not set(plan.judges) & set(plan.later)
+    for module, files in {**plan.judges, **plan.later}.items():
+        assert (REPO / "tooling" / "horon_bundle" / module).is_file(), module
+        assert files and all((REPO / file).is_file() for file in files), module
+    assert run._selected(plan.modules, ["core/paths.py", "horon_bundle.core.inputs"]) == [
+        "core/paths.py", "core/inputs.py"]
+    assert run._selected(plan.modules, ["verify/*"]) == [
+        m for m in plan.modules if m.startswith("verify/")]
+    with pytest.raises(SystemExit):
+        run._selected(plan.modules, ["core/nothing.py"])
+    results.load_reasons(run.SURVIVORS)  # well-formed, no reason twice

@@ -4,11 +4,18 @@ readers' mutants with, besides their own test files)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import stat
+from pathlib import Path
+
 import pytest
 
-from horon_bundle.core import tomlread
-from horon_bundle.core.errors import Refused
+from horon_bundle.core import codes, inputs, strictjson, tomlread
+from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model import checksums
+from horon_bundle.verify import limits
+from horon_bundle.verify.archive_entries import ArchiveEntry, judge_entries
 
 A, B = "a" * 64, "b" * 64
 
@@ -106,8 +113,302 @@ def test_key_line_follows_tables_arrays_and_keys(where: str, line: int | None) -
     (["a", "b", "0"], ["a", "b", "c"], ["a", "b", "0"]),
     (["a", "3"], ["a"], []),
     (["x", "y"], ["a", "b"], ["a"]),
+    (["x", "y", "a", "4"], ["a", "b"], ["a", "4"]),
+    (["a"], ["a", "b"], ["a"]),
     ([], ["a", "b"], ["a"]),
 ])
 def test_a_header_extends_the_enclosing_array_element(table: list[str], names: list[str],
                                                       parent: list[str]) -> None:
     assert tomlread._parent(table, names) == parent
+
+
+@pytest.mark.parametrize(("value", "depth"), [
+    (1, 0), ({}, 1), ([], 1), ({"a": 1, "b": "x"}, 1), ({"a": [1, {"b": []}], "c": {}}, 4),
+    ([[[[]]], []], 4), ({"a": {"b": {"c": {"d": 1}}}}, 4), ([1, "x", [2]], 2),
+])
+def test_value_depth_counts_tables_and_arrays(value: object, depth: int) -> None:
+    assert tomlread.value_depth(value) == depth
+
+
+def test_read_toml_depth_of_headers_is_capped_after_parsing() -> None:
+    assert tomlread.read_toml(b"[a.b]\nc = 1\n", source="p", code=codes.POLICY_INVALID,
+                              max_depth=2) == {"a": {"b": {"c": 1}}}
+    with pytest.raises(Refused) as caught:
+        tomlread.read_toml(b"[a.b.c]\nd = 1\n", source="p", code=codes.POLICY_INVALID,
+                           max_depth=2)
+    assert caught.value.codes() == ["policy.invalid"]
+
+
+# --- core/strictjson.py: every rule at its boundary ----------------------------------------
+def _json_code(data: bytes, **options: object) -> str:
+    with pytest.raises(Refused) as caught:
+        strictjson.read_json(data, source="x.json", **options)  # type: ignore[arg-type]
+    [code] = caught.value.codes()
+    assert "x.json: " in str(caught.value)  # the refusal names the file
+    return code
+
+
+def test_json_size_limit_is_inclusive() -> None:
+    assert strictjson.read_json(b"[1]", source="x", max_bytes=3) == [1]
+    assert _json_code(b"[1] ", max_bytes=3) == "json.too-large"
+    assert _json_code(b"0" * (strictjson.DEFAULT_MAX_BYTES + 1)) == "json.too-large"
+
+
+@pytest.mark.parametrize("data", [
+    b"\xef\xbb\xbf[]", b"\x00\x00\xfe\xff[]", b"\xff\xfe\x00\x00[]", b"\xfe\xff[]",
+    b"\xff\xfe[]", b"\x00[", b"[\x00", b"[\xff]", b'["\\ud800"]', b'{"\\udc00": 1}',
+    b'{"a": ["b", {"c": "\\ud83d"}]}',
+])
+def test_json_encoding_refusals(data: bytes) -> None:
+    assert _json_code(data) == "json.encoding"
+
+
+def test_json_depth_counts_open_brackets_outside_strings() -> None:
+    assert strictjson.read_json(b"[[]]", source="x", max_depth=2) == [[]]
+    assert _json_code(b"[[[]]]", max_depth=2) == "json.too-deep"
+    assert strictjson.read_json(b"[[],[],{}]", source="x", max_depth=2) == [[], [], {}]
+    assert strictjson.read_json(b'["[[[[", "\\"[[["]', source="x", max_depth=1) == [
+        "[[[[", '"[[[']
+    assert _json_code(b"[" * (strictjson.DEFAULT_MAX_DEPTH + 1)) == "json.too-deep"
+    deepest = b"[" * strictjson.DEFAULT_MAX_DEPTH + b"]" * strictjson.DEFAULT_MAX_DEPTH
+    assert strictjson.read_json(deepest, source="x") is not None
+
+
+@pytest.mark.parametrize(("data", "value"), [
+    (b"0", 0), (b"-0", 0), (str(strictjson.MAX_SAFE_INTEGER).encode(),
+                            strictjson.MAX_SAFE_INTEGER),
+    (b' \t\n\r{"a": [true, null, "x"]} \t\n\r', {"a": [True, None, "x"]}),
+])
+def test_json_values_inside_the_rules(data: bytes, value: object) -> None:
+    assert strictjson.read_json(data, source="x") == value
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (str(strictjson.MAX_SAFE_INTEGER + 1).encode(), "json.integer-range"),
+    (b"-1", "json.integer-range"),
+    (b"1" * 20, "json.integer-range"),
+    (b"1" * 5000, "json.integer-range"),
+    (b"1.5", "json.float"), (b"1e400", "json.float"), (b"NaN", "json.nonfinite"),
+    (b"-Infinity", "json.nonfinite"), (b'{"a": 1, "a": 1}', "json.duplicate-key"),
+    (b'{"a": {"b": 1, "b": 2}}', "json.duplicate-key"),
+    (b"[1] [2]", "json.trailing-data"), (b"[1]x", "json.trailing-data"),
+    (b"\x0c[1]", "json.syntax"), (b"[1,]", "json.syntax"), (b"", "json.syntax"),
+    (b'["a\nb"]', "json.syntax"),
+])
+def test_json_refusals(data: bytes, code: str) -> None:
+    assert _json_code(data) == code
+
+
+def test_any_number_admits_the_numbers_of_tools_only() -> None:
+    assert strictjson.read_json(b"[-1, 1.5, 1e400, 123456789012345678901234]", source="x",
+                                any_number=True) == [-1, 1.5, float("inf"),
+                                                     123456789012345678901234]
+    assert _json_code(b"NaN", any_number=True) == "json.nonfinite"
+    assert _json_code(b'{"a": 1, "a": 2}', any_number=True) == "json.duplicate-key"
+
+
+def test_canonical_bytes() -> None:
+    assert strictjson.canonical_bytes({"b": [1], "a": "é"}) == (
+        b'{\n  "a": "\\u00e9",\n  "b": [\n    1\n  ]\n}\n')
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        strictjson.canonical_bytes(float("nan"))
+
+
+# --- core/inputs.py: a named file is opened once, judged on its descriptor, bounded ---------
+def _input_code(path: Path, **options: object) -> str:
+    with pytest.raises(Refused) as caught:
+        inputs.read_input(path, what="--policy", **options)  # type: ignore[arg-type]
+    [code] = caught.value.codes()
+    assert f"--policy {path}" in str(caught.value)
+    return code
+
+
+def test_file_kinds_in_words() -> None:
+    assert inputs.file_kind(stat.S_IFDIR) == "a directory"
+    assert inputs.file_kind(stat.S_IFIFO) == "a FIFO"
+    assert inputs.file_kind(stat.S_IFSOCK) == "a socket"
+    assert inputs.file_kind(stat.S_IFCHR) == "a device"
+    assert inputs.file_kind(stat.S_IFBLK) == "a device"
+    assert inputs.file_kind(stat.S_IFLNK) == "a symbolic link"
+    assert inputs.file_kind(stat.S_IFREG) == "not a regular file"
+
+
+def test_read_input_limit_is_inclusive(tmp_path: Path) -> None:
+    path = tmp_path / "p"
+    path.write_bytes(b"x" * 10)
+    assert inputs.read_input(path, limit=10, what="--policy") == b"x" * 10
+    assert _input_code(path, limit=9) == "input.too-large"
+    big = tmp_path / "big"
+    big.write_bytes(b"y" * ((1 << 20) * 2 + 5))  # more than one read
+    assert inputs.read_input(big, limit=(1 << 20) * 2 + 5, what="--policy") == big.read_bytes()
+
+
+def test_read_input_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _input_code(fifo, limit=10) == "input.not-a-file"  # and does not block
+    assert _input_code(tmp_path, limit=10) == "input.not-a-file"
+    assert _input_code(Path("/dev/null"), limit=10) == "input.not-a-file"
+    target = tmp_path / "target"
+    target.write_bytes(b"t")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    assert inputs.read_input(link, limit=10, what="--policy") == b"t"
+    assert _input_code(link, limit=10, follow_symlinks=False) == "input.not-a-file"
+    assert _input_code(tmp_path / "missing", limit=10) == "input.unreadable"
+    assert inputs.read_input(tmp_path / "missing", limit=10, what="x", missing_ok=True) is None
+    assert _input_code(target / "below", limit=10) == "input.unreadable"  # ENOTDIR
+
+
+def test_an_opened_input_blocks_again_and_is_closed_after(tmp_path: Path) -> None:
+    path = tmp_path / "p"
+    path.write_bytes(b"abcdef")
+    with inputs.opened_input(path, what="x") as (fd, info):
+        assert info.st_size == 6 and stat.S_ISREG(info.st_mode)
+        assert not fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK
+        assert inputs.read_at(fd, 3, 2) == b"cde"
+        assert inputs.read_fd(fd, limit=6, label="x") == b"abcdef"
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        os.fstat(fd)
+    with pytest.raises(Refused) as caught, inputs.opened_input(tmp_path / "missing", what="x"):
+        pass
+    assert caught.value.codes() == ["input.unreadable"]
+    fd, _info = inputs.open_regular(path, what="x")
+    try:
+        with pytest.raises(Refused) as caught:
+            inputs.read_fd(fd, limit=5, label="x")
+        assert caught.value.codes() == ["input.too-large"]
+    finally:
+        os.close(fd)
+
+
+def _toml_refusal(data: bytes, **options: object) -> Refused:
+    with pytest.raises(Refused) as caught:
+        tomlread.read_toml(data, source="p.toml", code=codes.POLICY_INVALID,
+                           **options)  # type: ignore[arg-type]
+    assert caught.value.codes() == ["policy.invalid"]
+    return caught.value
+
+
+def test_read_toml_limits_are_inclusive_and_refused_with_the_callers_code() -> None:
+    assert tomlread.read_toml(b"a = 1     ", source="p", code=codes.POLICY_INVALID,
+                              max_bytes=10) == {"a": 1}
+    assert "11 bytes, limit 10" in str(_toml_refusal(b"a = 1      ", max_bytes=10))
+    assert "invalid UTF-8 at byte 5" in str(_toml_refusal(b"a = '\xff'"))
+    dots = b"a" + b".a" * tomlread.MAX_DOTS + b" = 1"
+    assert tomlread.value_depth(tomlread.read_toml(
+        dots, source="p", code=codes.POLICY_INVALID, max_depth=2000)) == tomlread.MAX_DOTS + 1
+    assert f"{tomlread.MAX_DOTS + 1} dots" in str(_toml_refusal(b"a." + dots, max_depth=2000))
+
+
+def test_read_toml_counts_brackets_outside_strings_and_comments() -> None:
+    def ok(text: str, depth: int) -> object:
+        return tomlread.read_toml(text.encode(), source="p", code=codes.POLICY_INVALID,
+                                  max_depth=depth)
+
+    assert ok("a = [[1]]", 2) == {"a": [[1]]}
+    assert ok('a = "[[[[" # [[[[\nb = [1]', 1) == {"a": "[[[[", "b": [1]}
+    assert ok("a = [1]\nb = [[2]]", 2) == {"a": [1], "b": [[2]]}  # a closed bracket counts off
+    assert ok("a = {b = 1}", 1) == {"a": {"b": 1}}
+    assert "nest deeper than 1" in str(_toml_refusal(b"a = [[1]]", max_depth=1))
+    assert "nest deeper than 1" in str(_toml_refusal(b"a = {b = {c = 1}}", max_depth=1))
+    assert "nest deeper than 2" in str(_toml_refusal(b"a = [[[1], [[2]]]]", max_depth=2))
+    # a deep document the bracket scan cannot see: tomllib is never reached with it
+    assert "nest deeper than" in str(_toml_refusal(b"[a.b.c]\nd = 1", max_depth=2))
+
+
+def test_read_toml_syntax_error_points_at_its_line() -> None:
+    refusal = _toml_refusal(b"a = 1\nb = \n", file="policy.toml")
+    [finding] = refusal.findings
+    assert (finding.file, finding.line) == ("policy.toml", 2)
+
+
+def test_read_toml_parser_limits_are_refusals() -> None:
+    refusal = _toml_refusal(b"a = " + b"1" * 5000)  # tomllib: ValueError past 4300 digits
+    assert "p.toml: ValueError: Exceeds the limit" in str(refusal)
+
+
+# --- verify/archive_entries.py: what an entry may be, the same rules as a directory's -------
+def _entry(name: str, *, size: int = 1, compressed: int | None = None,
+           mode: int = stat.S_IFREG | 0o644) -> ArchiveEntry:
+    return ArchiveEntry(name=name, raw_name=name.encode(), size=size,
+                        compressed_size=size if compressed is None else compressed, method=8,
+                        flags=0, crc=0, time=0, date=0, version_needed=20, mode=mode,
+                        header_offset=0)
+
+
+def _judged(entries: list[ArchiveEntry], archive_size: int = 1 << 40) -> tuple[
+        list[str], list[str]]:
+    findings = Findings()
+    files = judge_entries(entries, archive_size, "a.zip", findings)
+    return sorted(files), [f.code.name for f in findings]
+
+
+DIR = stat.S_IFDIR | 0o755
+
+
+@pytest.mark.parametrize(("entries", "files", "codes_"), [
+    ([_entry("a"), _entry("lib/b")], ["a", "lib/b"], []),
+    ([_entry("a", mode=0)], ["a"], []),  # no mode recorded (a zip from another system)
+    ([_entry("l", mode=stat.S_IFLNK | 0o777)], [], ["archive.link"]),
+    ([_entry("../x")], [], ["archive.traversal"]),
+    ([_entry("./x")], [], ["archive.traversal"]),
+    ([_entry("/x")], [], ["archive.absolute"]),
+    ([_entry("c:x")], [], ["archive.absolute"]),
+    ([_entry("a\\b")], [], ["archive.unsafe-name"]),
+    ([_entry("a", mode=stat.S_IFREG | 0o4755)], ["a"], ["layout.mode"]),
+    ([_entry("a", mode=stat.S_IFREG | 0o2755)], ["a"], ["layout.mode"]),
+    ([_entry("a", mode=stat.S_IFREG | 0o646)], ["a"], ["layout.mode"]),
+    ([_entry("a", mode=stat.S_IFREG | 0o664)], ["a"], []),
+    ([_entry("d/", size=0, mode=DIR | 0o002), _entry("d/x")], ["d/x"], ["layout.mode"]),
+    ([_entry("d/", size=0, mode=stat.S_IFREG | 0o644), _entry("d/x")], ["d/x"],
+     ["archive.format"]),
+    ([_entry("d/", size=0, mode=0), _entry("d/x")], ["d/x"], []),
+    ([_entry("d/", size=1, mode=DIR), _entry("d/x")], ["d/x"], ["archive.format"]),
+    ([_entry("d/", size=0, compressed=2, mode=DIR), _entry("d/x")], ["d/x"], []),
+    ([_entry("d/", size=0, compressed=3, mode=DIR), _entry("d/x")], ["d/x"],
+     ["archive.format"]),
+    ([_entry("d/", size=0, mode=DIR), _entry("d/", size=0, mode=DIR), _entry("d/x")],
+     ["d/x"], ["archive.duplicate"]),
+    ([_entry("d/", size=0, mode=DIR)], [], ["layout.undeclared"]),
+    ([_entry("d/e/", size=0, mode=DIR), _entry("d/e/f/x")], ["d/e/f/x"], []),
+    ([_entry("D/", size=0, mode=DIR), _entry("d/x")], ["d/x"], []),
+    ([_entry("d/", size=0, mode=DIR), _entry("d")], ["d"], ["archive.conflict"]),
+    ([_entry("p", mode=stat.S_IFIFO | 0o644)], [], ["layout.file-type"]),
+    ([_entry("a"), _entry("a")], ["a"], ["archive.duplicate"]),
+    ([_entry("a"), _entry("A")], ["A", "a"], ["archive.duplicate"]),
+    ([_entry("a"), _entry("a/b")], ["a", "a/b"], ["archive.duplicate"]),
+])
+def test_archive_entries(entries: list[ArchiveEntry], files: list[str],
+                         codes_: list[str]) -> None:
+    assert _judged(entries) == (files, codes_)
+
+
+def test_archive_entry_limits_at_their_boundaries() -> None:
+    most = limits.MAX_ENTRY_BYTES
+    assert _judged([_entry("a", size=most)])[1] == []
+    assert _judged([_entry("a", size=most + 1)])[1] == ["archive.limit"]
+    floor = limits.RATIO_FLOOR
+    assert _judged([_entry("a", size=floor, compressed=1)])[1] == []
+    ratio = limits.MAX_RATIO
+    assert _judged([_entry("a", size=floor + 1, compressed=(floor + 1) // ratio + 1)])[1] == []
+    assert _judged([_entry("a", size=ratio * 2000, compressed=2000)])[1] == []
+    assert _judged([_entry("a", size=ratio * 2000 + 1, compressed=2000)])[1] == [
+        "archive.limit"]
+    assert _judged([_entry("a", size=floor + 1, compressed=0)])[1] == ["archive.limit"]
+
+
+def test_archive_total_limits_at_their_boundaries() -> None:
+    eighth = limits.MAX_TOTAL_BYTES // 8
+    assert 8 * eighth == limits.MAX_TOTAL_BYTES and eighth < limits.MAX_ENTRY_BYTES
+    names = [str(n) for n in range(8)]
+    assert _judged([_entry(n, size=eighth) for n in names])[1] == []
+    assert _judged([*(_entry(n, size=eighth) for n in names), _entry("x")])[1] == [
+        "archive.limit"]
+    floor = limits.TOTAL_RATIO_FLOOR
+    assert _judged([_entry("a", size=floor)], archive_size=1)[1] == []
+    archive = floor // limits.MAX_TOTAL_RATIO + 1
+    size = limits.MAX_TOTAL_RATIO * archive
+    assert size > floor
+    assert _judged([_entry("a", size=size)], archive_size=archive)[1] == []
+    assert _judged([_entry("a", size=size + 1)], archive_size=archive)[1] == ["archive.limit"]

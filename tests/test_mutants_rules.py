@@ -53,6 +53,10 @@ def test_is_pattern(pattern: str, ok: bool) -> None:
     ("qa-\n", "qa-*", True),
     ("qa-b", "qa-[a-]", False),
     ("qa--", "qa-[a-]", True),
+    ("qa-a", "qa-[a-a]", True),
+    ("qa-x", "qa-[a-cx]", True),  # a range, then a character
+    ("qa--", "qa-[xya-c]", False),  # a character, then a range: no '-' in the class
+    ("qa-c", "qa-[xya-c]", True),
 ])
 def test_name_matches_globs_as_crates_io_names(name: str, pattern: str, matched: bool) -> None:
     assert qa.name_matches(name, pattern) is matched

@@ -27,7 +27,8 @@ from typing import Any
 
 import libcst as cst
 
-MUTMUT_VERSION = "3.8.1"  # the operator table below is that version's
+from tests.mutants.stage import MUTMUT_VERSION  # the operator table below is that version's
+
 MESSAGE_KEYWORDS = frozenset({"hint", "note", "detail"})
 
 Operator = Callable[[Any], Iterable[cst.CSTNode]]

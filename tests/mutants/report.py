@@ -7,7 +7,6 @@ report is typed in by hand.
 from __future__ import annotations
 
 from tests.mutants import stage
-from tests.mutants.filters import MUTMUT_VERSION
 from tests.mutants.results import Mutant, Outcome, Plan
 
 DOC = stage.REPO / "docs" / "mutants.md"
@@ -44,7 +43,7 @@ def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
         "were added), in total"
     return (f"{outcome.killed} of {outcome.total} mutants killed over {len(outcome.modules)} "
             f"modules: **kill ratio {_percent(outcome.ratio)}** (threshold "
-            f"{_percent(plan.threshold)}), mutmut {MUTMUT_VERSION}, {how} "
+            f"{_percent(plan.threshold)}), mutmut {stage.MUTMUT_VERSION}, {how} "
             f"{_duration(seconds)} on this machine")
 
 

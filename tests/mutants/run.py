@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.mutants import filters, report, results, stage
+from tests.mutants import report, results, stage
 
 PLAN = Path(__file__).with_name("plan.toml")
 SURVIVORS = Path(__file__).with_name("survivors.toml")
@@ -78,6 +78,8 @@ def _judge_after_stats(judges: dict[str, list[str]]) -> None:
 
 def _mutmut(names: list[str], max_children: int, judges: dict[str, list[str]]) -> None:
     """Run mutmut in the stage, in this process (its filters installed first)."""
+    from tests.mutants import filters  # noqa: PLC0415 - libcst: only `nox -s mutants` has it
+
     os.chdir(stage.STAGE)  # mutmut reads its configuration from there when first imported
     filters.install()
     _judge_after_stats(judges)

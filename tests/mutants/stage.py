@@ -21,6 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the backport our package depends on there
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
+MUTMUT_VERSION = "3.8.1"  # noxfile.py installs it; filters.py edits its operator table
 REPO = Path(__file__).resolve().parents[2]
 STAGE = REPO / "build" / "mutants"
 PACKAGE = "src/horon_bundle"  # the package as the stage sees it
