@@ -5,9 +5,13 @@ readers' mutants with, besides their own test files)."""
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import stat
+import zipfile
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +20,8 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model import checksums
 from horon_bundle.verify import limits
 from horon_bundle.verify.archive_entries import ArchiveEntry, judge_entries
+from horon_bundle.verify.archive_stream import ArchiveStream
+from horon_bundle.verify.source import ArchiveSource, DirectorySource, open_bundle
 
 A, B = "a" * 64, "b" * 64
 
@@ -412,3 +418,165 @@ def test_archive_total_limits_at_their_boundaries() -> None:
     assert size > floor
     assert _judged([_entry("a", size=size)], archive_size=archive)[1] == []
     assert _judged([_entry("a", size=size + 1)], archive_size=archive)[1] == ["archive.limit"]
+
+
+# --- verify/archive_stream.py: one entry, inflated through its CRC, bounded by its sizes ----
+def _stream_entry(tmp_path: Path, payload: bytes, *, deflate: bool, prefix: bytes = b"HDR",
+                  size: int | None = None, crc: int | None = None,
+                  extra: bytes = b"", compressed_size: int | None = None) -> tuple[
+                      int, ArchiveEntry]:
+    if deflate:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+        data = packer.compress(payload) + packer.flush()
+    else:
+        data = payload
+    data += extra
+    path = tmp_path / "entries.bin"
+    path.write_bytes(prefix + data + b"NEXT-ENTRY")
+    entry = ArchiveEntry(
+        name="lib/x.so", raw_name=b"lib/x.so", size=len(payload) if size is None else size,
+        compressed_size=len(data) if compressed_size is None else compressed_size,
+        method=8 if deflate else 0, flags=0,
+        crc=zlib.crc32(payload) if crc is None else crc, time=0, date=0, version_needed=20,
+        mode=0, header_offset=0, data_offset=len(prefix))
+    return os.open(path, os.O_RDONLY), entry
+
+
+def _drain(stream: ArchiveStream, size: int) -> bytes:
+    out = b""
+    while chunk := stream.read(size):
+        out += chunk
+    return out
+
+
+PAYLOAD = bytes(range(256)) * 300 + b"tail"
+
+
+@pytest.mark.parametrize("deflate", [False, True])
+@pytest.mark.parametrize("size", [1, 7, 4096, 1 << 20, 0, -1])
+def test_archive_stream_reads_the_entry_exactly(tmp_path: Path, deflate: bool,
+                                                size: int) -> None:
+    fd, entry = _stream_entry(tmp_path, PAYLOAD, deflate=deflate)
+    try:
+        with ArchiveStream(fd, "a.zip", entry) as stream:
+            chunks = []
+            while chunk := stream.read(size):
+                chunks.append(chunk)
+            assert b"".join(chunks) == PAYLOAD
+            assert stream.read() == b""
+        assert stream.read() == b""  # closed
+    finally:
+        os.close(fd)
+    if size <= 0:  # a whole chunk (1 MiB) at a time: the payload in one
+        assert chunks == [PAYLOAD]
+    else:  # never more than asked for; a stored entry exactly that, but its end
+        assert all(len(chunk) <= size for chunk in chunks)
+        if not deflate:
+            assert all(len(chunk) == size for chunk in chunks[:-1])
+
+
+def test_archive_stream_closed_before_reading_reads_nothing(tmp_path: Path) -> None:
+    fd, entry = _stream_entry(tmp_path, PAYLOAD, deflate=True)
+    try:
+        stream = ArchiveStream(fd, "a.zip", entry)
+        stream.close()
+        assert stream.read() == b""
+    finally:
+        os.close(fd)
+
+
+def test_archive_stream_of_an_empty_entry(tmp_path: Path) -> None:
+    for deflate in (False, True):
+        fd, entry = _stream_entry(tmp_path, b"", deflate=deflate)
+        try:
+            assert _drain(ArchiveStream(fd, "a.zip", entry), 10) == b""
+        finally:
+            os.close(fd)
+
+
+@pytest.mark.parametrize(("deflate", "options", "code", "words"), [
+    (False, {"crc": 1}, "archive.format", "bad CRC-32"),
+    (True, {"crc": 1}, "archive.format", "bad CRC-32"),
+    (False, {"size": len(PAYLOAD) - 1}, "archive.limit", "more bytes than declared"),
+    (True, {"size": len(PAYLOAD) - 1}, "archive.limit", "more bytes than declared"),
+    (False, {"size": len(PAYLOAD) + 1}, "archive.format", f"{len(PAYLOAD)} bytes, declared"),
+    (True, {"size": len(PAYLOAD) + 1}, "archive.format", f"{len(PAYLOAD)} bytes, declared"),
+    (True, {"extra": b"\x00"}, "archive.ambiguous", "after the end of the deflate stream"),
+    (True, {"compressed_size": 40}, "archive.format", "bytes, declared"),
+    (False, {"compressed_size": len(PAYLOAD) + 20, "size": len(PAYLOAD) + 20},
+     "archive.format", "truncated entry data"),
+])
+def test_archive_stream_refusals(tmp_path: Path, deflate: bool, options: dict[str, Any],
+                                 code: str, words: str) -> None:
+    fd, entry = _stream_entry(tmp_path, PAYLOAD, deflate=deflate, **options)
+    try:
+        stream = ArchiveStream(fd, "a.zip", entry)
+        with pytest.raises(Refused) as caught:
+            _drain(stream, 1000)
+        assert caught.value.codes() == [code]
+        assert words in str(caught.value) and "a.zip: entry 'lib/x.so'" in str(caught.value)
+        assert stream.read() == b""  # refused once, then done
+    finally:
+        os.close(fd)
+
+
+def test_archive_stream_refuses_a_damaged_deflate_stream(tmp_path: Path) -> None:
+    path = tmp_path / "bad.bin"
+    path.write_bytes(b"\xff" * 64)
+    entry = ArchiveEntry(name="x", raw_name=b"x", size=10, compressed_size=64, method=8,
+                         flags=0, crc=0, time=0, date=0, version_needed=20, mode=0,
+                         header_offset=0)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(Refused) as caught:
+            _drain(ArchiveStream(fd, "a.zip", entry), 10)
+        assert caught.value.codes() == ["archive.format"]
+        assert "damaged deflate stream" in str(caught.value)
+    finally:
+        os.close(fd)
+
+
+# --- verify/source.py: a bundle is a directory or a .zip, nothing else is opened -------------
+def _zip(path: Path, entries: dict[str, tuple[bytes, int]]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, (data, mode) in entries.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.create_system, info.external_attr = 3, (stat.S_IFREG | mode) << 16
+            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_an_archive_source_lists_sizes_and_the_owner_execute_bit(tmp_path: Path) -> None:
+    path = _zip(tmp_path / "b.zip", {"bin/run": (b"#!", 0o744), "lib/x.so": (b"elf", 0o654),
+                                     "plugin.json": (b"{}", 0o644)})
+    source = open_bundle(path)
+    try:
+        assert isinstance(source, ArchiveSource) and source.label == "b.zip"
+        assert {n: (f.size, f.executable) for n, f in source.files.items()} == {
+            "bin/run": (2, True), "lib/x.so": (3, False), "plugin.json": (2, False)}
+        with source.open("lib/x.so") as stream:
+            assert stream.read() == b"elf"
+        assert source.archive_digest().sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert source.archive_digest().size == path.stat().st_size
+    finally:
+        source.close()
+
+
+def test_open_bundle_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
+    def refused(path: Path) -> str:
+        with pytest.raises(Refused) as caught:
+            open_bundle(path)
+        [code] = caught.value.codes()
+        assert str(path) in str(caught.value)
+        return code
+
+    assert isinstance(open_bundle(tmp_path), DirectorySource)
+    assert refused(tmp_path / "missing") == "input.unreadable"
+    (tmp_path / "file").write_bytes(b"x")
+    assert refused(tmp_path / "file" / "below.zip") == "input.unreadable"  # ENOTDIR
+    (tmp_path / "link.zip").symlink_to(_zip(tmp_path / "real.zip", {"a": (b"a", 0o644)}))
+    assert refused(tmp_path / "link.zip") == "layout.symlink"
+    os.mkfifo(tmp_path / "fifo.zip")
+    assert refused(tmp_path / "fifo.zip") == "layout.not-a-bundle"
+    _zip(tmp_path / "bundle.tar", {"a": (b"a", 0o644)})
+    assert refused(tmp_path / "bundle.tar") == "layout.not-a-bundle"
