@@ -228,3 +228,40 @@ def test_certificate_commit_against_the_recorded_revision(tmp_path: Path,
     assert f"names commit {certified.revision}, the provenance records source revision " \
            f"{facts.source_revision}" in unmet.findings[0].message
     assert judged(certified.revision).status == "pass"
+
+
+def test_a_malformed_embedded_record_is_refused_not_crashed_on(record_bundle: Path,
+                                                               tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+    edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record").pop("profile"))
+    result = cli("verify", bundle, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    _only(result, "evidence.record")
+    [check] = [c for c in result.json()["checks"] if c["findings"]]
+    assert check["check"] == "evidence"
+
+
+def test_the_embedded_record_binds_the_bundles_library(record_bundle: Path,
+                                                       tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+    edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")["library"]
+                    .__setitem__("size", 1))
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.mismatch")
+    _only(result, "evidence.mismatch")
+    assert "artifact record size 1 != " in result.stdout
+
+
+def test_advertised_metadata_the_record_has_and_the_provenance_lacks(record_bundle: Path,
+                                                                     tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+
+    def drop_advertised(statement: dict[str, Any]) -> None:
+        byproducts = statement["predicate"]["runDetails"]["byproducts"]
+        byproducts[:] = [b for b in byproducts if b["name"] != "horon:advertised"]
+
+    edit_provenance(bundle, drop_advertised)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.mismatch")
+    assert "provenance.json: advertised metadata nothing, its artifact record says " \
+        in result.stdout

@@ -357,6 +357,8 @@ DIR = stat.S_IFDIR | 0o755
     ([_entry("a"), _entry("lib/b")], ["a", "lib/b"], []),
     ([_entry("a", mode=0)], ["a"], []),  # no mode recorded (a zip from another system)
     ([_entry("l", mode=stat.S_IFLNK | 0o777)], [], ["archive.link"]),
+    ([_entry("l", mode=stat.S_IFLNK | 0o777), _entry("../x"), _entry("a")], ["a"],
+     ["archive.link", "archive.traversal"]),  # each entry judged, whatever came before
     ([_entry("../x")], [], ["archive.traversal"]),
     ([_entry("./x")], [], ["archive.traversal"]),
     ([_entry("/x")], [], ["archive.absolute"]),
