@@ -265,3 +265,21 @@ def test_advertised_metadata_the_record_has_and_the_provenance_lacks(record_bund
     assert_refused(result, "evidence.mismatch")
     assert "provenance.json: advertised metadata nothing, its artifact record says " \
         in result.stdout
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda s: s["subject"].append({"name": "lib/extra.so", "digest": {"sha256": "0" * 64}}),
+     "subject 'lib/extra.so' is not the library or a sidecar"),
+    (lambda s: s["subject"].__setitem__(slice(None), [
+        x for x in s["subject"] if x["name"] != LIBRARY]), f"no subject for {LIBRARY!r}"),
+    (lambda s: [x["digest"].__setitem__("sha256", "0" * 64) for x in s["subject"]
+                if x["name"] == LIBRARY], f"subject {LIBRARY!r} sha256 {'0' * 64} != file "),
+])
+def test_provenance_subjects_are_the_library_and_sidecars(
+        example_release: BuiltExample, tmp_path: Path, edit: Any, words: str) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, edit)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "provenance.subject")
+    _only(result, "provenance.subject")
+    assert words in result.stdout

@@ -556,6 +556,7 @@ def test_an_archive_source_lists_sizes_and_the_owner_execute_bit(tmp_path: Path)
         assert isinstance(source, ArchiveSource) and source.label == "b.zip"
         assert {n: (f.size, f.executable) for n, f in source.files.items()} == {
             "bin/run": (2, True), "lib/x.so": (3, False), "plugin.json": (2, False)}
+        assert all(file.path == name for name, file in source.files.items())
         with source.open("lib/x.so") as stream:
             assert stream.read() == b"elf"
         assert source.archive_digest().sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -582,3 +583,30 @@ def test_open_bundle_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
     assert refused(tmp_path / "fifo.zip") == "layout.not-a-bundle"
     _zip(tmp_path / "bundle.tar", {"a": (b"a", 0o644)})
     assert refused(tmp_path / "bundle.tar") == "layout.not-a-bundle"
+
+
+def test_a_file_larger_than_its_fstat_size_is_refused_while_read() -> None:
+    """/proc files are regular with st_size 0: only the count of bytes read can refuse them
+    (as it refuses a file that grows while it is read)."""
+    kallsyms = Path("/proc/kallsyms")
+    if not kallsyms.is_file() or len(kallsyms.read_bytes()) < 3 << 20:
+        pytest.skip("needs a /proc file of more than 3 MiB")
+    limit = (3 << 20) // 2  # more than one read of 1 MiB
+    refusal = _input_code(kallsyms, limit=limit)
+    assert refusal == "input.too-large"
+
+
+def test_open_regular_relative_to_a_directory_descriptor(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"in the directory")
+    directory = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fd, _info = inputs.open_regular("f", what="x", dir_fd=directory)
+        try:
+            assert inputs.read_fd(fd, limit=100, label="x") == b"in the directory"
+        finally:
+            os.close(fd)
+    finally:
+        os.close(directory)
+    (tmp_path / "file").write_bytes(b"x")
+    assert _input_code(tmp_path / "file" / "below", limit=10,
+                       follow_symlinks=False) == "input.unreadable"  # ENOTDIR, not a link
