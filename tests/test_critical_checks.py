@@ -283,3 +283,27 @@ def test_provenance_subjects_are_the_library_and_sidecars(
     assert_refused(result, "provenance.subject")
     _only(result, "provenance.subject")
     assert words in result.stdout
+
+
+def test_a_subject_of_a_missing_file_is_named_missing(example_release: BuiltExample,
+                                                      tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, lambda s: [x["digest"].__setitem__("sha256", "0" * 64)
+                                       for x in s["subject"] if x["name"] == LIBRARY])
+    (bundle / LIBRARY).unlink()
+    result = cli("verify", bundle, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    assert f"subject {LIBRARY!r} sha256 {'0' * 64} != file (missing)" in result.stdout
+
+
+def test_record_evidence_without_its_record(record_bundle: Path, tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+
+    def drop_record(statement: dict[str, Any]) -> None:
+        byproducts = statement["predicate"]["runDetails"]["byproducts"]
+        byproducts[:] = [b for b in byproducts if b["name"] != "horon:artifact-record"]
+
+    edit_provenance(bundle, drop_record)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.missing")
+    assert "evidence 'artifact-record' but no record" in result.stdout

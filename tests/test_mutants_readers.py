@@ -172,6 +172,7 @@ def test_json_encoding_refusals(data: bytes) -> None:
 def test_json_depth_counts_open_brackets_outside_strings() -> None:
     assert strictjson.read_json(b"[[]]", source="x", max_depth=2) == [[]]
     assert _json_code(b"[[[]]]", max_depth=2) == "json.too-deep"
+    assert _json_code(b"[[[], [[]]]]", max_depth=3) == "json.too-deep"  # a close counts one off
     assert strictjson.read_json(b"[[],[],{}]", source="x", max_depth=2) == [[], [], {}]
     assert strictjson.read_json(b'["[[[[", "\\"[[["]', source="x", max_depth=1) == [
         "[[[[", '"[[[']

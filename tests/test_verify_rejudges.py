@@ -151,4 +151,4 @@ def test_verify_path_applies_the_auditors_qa_patterns(example_release: BuiltExam
     assert not report.ok
     [check] = [c for c in report.checks if c.name == "graph.qa-free"]
     assert [f.code.name for f in check.findings] == ["graph.qa-provider"]
-    assert "and the policy" in check.note
+    assert check.note == "5 patterns: 4 built-in, 1 added by the bundle and the policy"
