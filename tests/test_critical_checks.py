@@ -307,3 +307,15 @@ def test_record_evidence_without_its_record(record_bundle: Path, tmp_path: Path)
     result = cli("verify", bundle, "--json")
     assert_refused(result, "evidence.missing")
     assert "evidence 'artifact-record' but no record" in result.stdout
+
+
+def test_every_declared_file_is_checked_after_a_missing_one(example_release: BuiltExample,
+                                                             tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / "LICENSE").unlink()  # sorts before every other declared file
+    with (bundle / LIBRARY).open("ab") as library:
+        library.write(b"\0")
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    assert_refused(result, "checksum.size")
+    assert_refused(result, "checksum.mismatch")

@@ -199,6 +199,7 @@ def test_json_values_inside_the_rules(data: bytes, value: object) -> None:
     (b"-Infinity", "json.nonfinite"), (b'{"a": 1, "a": 1}', "json.duplicate-key"),
     (b'{"a": {"b": 1, "b": 2}}', "json.duplicate-key"),
     (b"[1] [2]", "json.trailing-data"), (b"[1]x", "json.trailing-data"),
+    (b"[1]\x0c", "json.trailing-data"),  # not JSON whitespace, though Python's
     (b"\x0c[1]", "json.syntax"), (b"[1,]", "json.syntax"), (b"", "json.syntax"),
     (b'["a\nb"]', "json.syntax"),
 ])
@@ -211,6 +212,8 @@ def test_any_number_admits_the_numbers_of_tools_only() -> None:
                                 any_number=True) == [-1, 1.5, float("inf"),
                                                      123456789012345678901234]
     assert _json_code(b"NaN", any_number=True) == "json.nonfinite"
+    # past Python's int() digit limit: a refusal, not a traceback
+    assert _json_code(b"1" * 5000, any_number=True) == "json.syntax"
     assert _json_code(b'{"a": 1, "a": 2}', any_number=True) == "json.duplicate-key"
 
 

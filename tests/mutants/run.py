@@ -97,12 +97,32 @@ def _mutmut(names: list[str], max_children: int, judges: dict[str, list[str]]) -
             raise
 
 
-def _record_run(modules: list[str], seconds: float, *, fresh: bool) -> list[dict[str, Any]]:
+def _record_run(modules: list[str], seconds: float, *, fresh: bool, resume: bool,
+                planned: list[str]) -> list[dict[str, Any]]:
     """Append this run to the stage's log of runs (a fresh run starts a new log)."""
     path = stage.STAGE / RUNS
-    runs: list[dict[str, Any]] = [] if fresh or not path.is_file() else json.loads(
-        path.read_text(encoding="utf-8"))
-    runs.append({"modules": modules, "seconds": round(seconds, 1), "fresh": fresh})
+    runs: list[dict[str, Any]] = [] if fresh else _runs(planned)
+    runs.append({"modules": modules, "seconds": round(seconds, 1), "fresh": fresh,
+                 "resume": resume})
+    path.write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    return runs
+
+
+def _runs(modules: list[str]) -> list[dict[str, Any]]:
+    """The stage's log of runs. A fresh run stopped before its end (killed) left none: it is
+    then taken from the stage's own times, from its configuration (written when the run
+    started) to the last result mutmut wrote, and marked as stopped."""
+    path = stage.STAGE / RUNS
+    if path.is_file():
+        runs: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        return runs
+    metas = list((stage.STAGE / "mutants").rglob("*.py.meta"))
+    if not metas:
+        raise SystemExit(f"no run in {stage.STAGE}: run `nox -s mutants` first")
+    started = (stage.STAGE / "pyproject.toml").stat().st_mtime
+    ended = max(meta.stat().st_mtime for meta in metas)
+    runs = [{"modules": modules, "seconds": round(ended - started, 1), "fresh": True,
+             "stopped": True}]
     path.write_text(json.dumps(runs, indent=1), encoding="utf-8")
     return runs
 
@@ -125,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a resumed run): it resets them all when its test selection changes
     fresh = not (args.modules or args.resume or args.report)
     if not args.report:
+        if not fresh:
+            _runs(plan.modules)  # a stopped run's times are read before this one touches them
         started = time.monotonic()
         stage.prepare(plan.modules, stage.test_files(plan.tests), fresh=fresh)
         os.environ["HORON_TEST_PREBUILT_EXAMPLE"] = str(stage.build_example())
@@ -137,10 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + (" and was killed" if args.resume else " (--resume re-tests survivors)"))
         else:
             _mutmut(names, args.max_children, plan.judges)
-        _record_run(modules, time.monotonic() - started, fresh=fresh)
-    if not (stage.STAGE / RUNS).is_file():
-        raise SystemExit(f"no run in {stage.STAGE}: run `nox -s mutants` first")
-    runs = json.loads((stage.STAGE / RUNS).read_text(encoding="utf-8"))
+        _record_run(modules, time.monotonic() - started, fresh=fresh,
+                    resume=args.resume, planned=plan.modules)
+    runs = _runs(plan.modules)
     done = {module for run in runs for module in run["modules"]}
     shown = plan.modules if args.report else modules
     missing = [module for module in shown if module not in done]
@@ -150,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = sum(run["seconds"] for run in runs)
     whole = shown == plan.modules
     text = report.markdown(outcome, plan=plan, tests=plan.tests_of(shown), seconds=seconds,
-                           runs=len(runs), whole=whole)
+                           runs=runs, whole=whole)
     if whole:
         report.write_docs(text, outcome, plan, seconds, runs=len(runs))
     else:
