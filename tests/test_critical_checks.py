@@ -319,3 +319,15 @@ def test_every_declared_file_is_checked_after_a_missing_one(example_release: Bui
     assert_refused(result, "layout.missing")
     assert_refused(result, "checksum.size")
     assert_refused(result, "checksum.mismatch")
+
+
+def test_without_provenance_the_advertised_metadata_is_judged_from_the_library(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / "provenance.json").unlink()
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert checks["provenance"]["result"] == "skip"
+    assert checks["features.advertised"]["result"] == "pass", checks["features.advertised"]
+    assert result.json()["advertised_source"] == "section"

@@ -69,6 +69,13 @@ def test_checksums_at_the_size_limit_is_read() -> None:
     assert "limit" not in str(caught.value)
 
 
+def test_every_kind_of_malformed_line_is_listed_and_the_next_still_read() -> None:
+    data = (f"\\{A}  e\n{'a' * 32}  md5\n{A}  SHA256SUMS\n{A}  ../p\n{A}  d\n{A}  d\n"
+            f"{A}  z\r\n").encode()
+    assert _codes(data) == ["checksum.format", "checksum.algorithm", "checksum.self",
+                            "checksum.format", "checksum.duplicate", "checksum.format"]
+
+
 def test_every_malformed_line_is_listed() -> None:
     assert _codes(f"{A}  x\r\nnot a line\n{A}  SHA256SUMS\n".encode()) == [
         "checksum.format", "checksum.format", "checksum.self"]
@@ -131,6 +138,7 @@ def test_a_header_extends_the_enclosing_array_element(table: list[str], names: l
 @pytest.mark.parametrize(("value", "depth"), [
     (1, 0), ({}, 1), ([], 1), ({"a": 1, "b": "x"}, 1), ({"a": [1, {"b": []}], "c": {}}, 4),
     ([[[[]]], []], 4), ({"a": {"b": {"c": {"d": 1}}}}, 4), ([1, "x", [2]], 2),
+    ([[2], 1], 2),  # a scalar met before a deeper table or array
 ])
 def test_value_depth_counts_tables_and_arrays(value: object, depth: int) -> None:
     assert tomlread.value_depth(value) == depth
@@ -264,6 +272,8 @@ def test_read_input_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(target)
     assert inputs.read_input(link, limit=10, what="--policy") == b"t"
+    fd, _info = inputs.open_regular(link, what="x")  # follows links unless told not to
+    os.close(fd)
     assert _input_code(link, limit=10, follow_symlinks=False) == "input.not-a-file"
     assert _input_code(tmp_path / "missing", limit=10) == "input.unreadable"
     assert inputs.read_input(tmp_path / "missing", limit=10, what="x", missing_ok=True) is None
@@ -363,6 +373,8 @@ DIR = stat.S_IFDIR | 0o755
     ([_entry("l", mode=stat.S_IFLNK | 0o777)], [], ["archive.link"]),
     ([_entry("l", mode=stat.S_IFLNK | 0o777), _entry("../x"), _entry("a")], ["a"],
      ["archive.link", "archive.traversal"]),  # each entry judged, whatever came before
+    ([_entry("d/", size=0, mode=DIR), _entry("p", mode=stat.S_IFIFO | 0o644), _entry("a"),
+      _entry("a"), _entry("d/z")], ["a", "d/z"], ["layout.file-type", "archive.duplicate"]),
     ([_entry("../x")], [], ["archive.traversal"]),
     ([_entry("./x")], [], ["archive.traversal"]),
     ([_entry("/x")], [], ["archive.absolute"]),
@@ -598,6 +610,11 @@ def test_a_file_larger_than_its_fstat_size_is_refused_while_read() -> None:
     limit = (3 << 20) // 2  # more than one read of 1 MiB
     refusal = _input_code(kallsyms, limit=limit)
     assert refusal == "input.too-large"
+
+
+def test_a_read_error_is_unreadable() -> None:
+    """/proc/self/mem is a regular file whose read at offset 0 fails (EIO)."""
+    assert _input_code(Path("/proc/self/mem"), limit=10) == "input.unreadable"
 
 
 def test_open_regular_relative_to_a_directory_descriptor(tmp_path: Path) -> None:

@@ -97,15 +97,26 @@ def _mutmut(names: list[str], max_children: int, judges: dict[str, list[str]]) -
             raise
 
 
-def _record_run(modules: list[str], seconds: float, *, fresh: bool, resume: bool,
-                planned: list[str]) -> list[dict[str, Any]]:
-    """Append this run to the stage's log of runs (a fresh run starts a new log)."""
-    path = stage.STAGE / RUNS
+def _unexplained(modules: list[str]) -> list[str]:
+    """mutmut names of the mutants of `modules` an earlier run left alive (or never tested)
+    and that have no reviewed reason: what a resumed run re-tests."""
+    outcome = results.collect(modules, results.load_reasons(SURVIVORS))
+    return [m.name for m in [*outcome.alive, *outcome.unchecked] if not m.reason]
+
+
+def _record_run(modules: list[str], *, fresh: bool, resume: bool,
+                planned: list[str]) -> None:
+    """Log this run as started (a fresh run starts a new log); `_finish_run` adds its time."""
     runs: list[dict[str, Any]] = [] if fresh else _runs(planned)
-    runs.append({"modules": modules, "seconds": round(seconds, 1), "fresh": fresh,
+    runs.append({"modules": modules, "seconds": None, "started": time.time(), "fresh": fresh,
                  "resume": resume})
-    path.write_text(json.dumps(runs, indent=1), encoding="utf-8")
-    return runs
+    (stage.STAGE / RUNS).write_text(json.dumps(runs, indent=1), encoding="utf-8")
+
+
+def _finish_run(seconds: float) -> None:
+    runs = json.loads((stage.STAGE / RUNS).read_text(encoding="utf-8"))
+    runs[-1]["seconds"] = round(seconds, 1)
+    (stage.STAGE / RUNS).write_text(json.dumps(runs, indent=1), encoding="utf-8")
 
 
 def _runs(modules: list[str]) -> list[dict[str, Any]]:
@@ -113,14 +124,17 @@ def _runs(modules: list[str]) -> list[dict[str, Any]]:
     then taken from the stage's own times, from its configuration (written when the run
     started) to the last result mutmut wrote, and marked as stopped."""
     path = stage.STAGE / RUNS
+    metas = list((stage.STAGE / "mutants").rglob("*.py.meta"))
+    ended = max((meta.stat().st_mtime for meta in metas), default=time.time())
     if path.is_file():
         runs: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        for run in runs:  # stopped before its end: its time runs to the last result written
+            if run["seconds"] is None:
+                run["seconds"], run["stopped"] = round(ended - run["started"], 1), True
         return runs
-    metas = list((stage.STAGE / "mutants").rglob("*.py.meta"))
     if not metas:
         raise SystemExit(f"no run in {stage.STAGE}: run `nox -s mutants` first")
     started = (stage.STAGE / "pyproject.toml").stat().st_mtime
-    ended = max(meta.stat().st_mtime for meta in metas)
     runs = [{"modules": modules, "seconds": round(ended - started, 1), "fresh": True,
              "stopped": True}]
     path.write_text(json.dumps(runs, indent=1), encoding="utf-8")
@@ -149,18 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             _runs(plan.modules)  # a stopped run's times are read before this one touches them
         started = time.monotonic()
         stage.prepare(plan.modules, stage.test_files(plan.tests), fresh=fresh)
+        _record_run(modules, fresh=fresh, resume=args.resume, planned=plan.modules)
         os.environ["HORON_TEST_PREBUILT_EXAMPLE"] = str(stage.build_example())
         os.environ["HORON_TEST_CARGO_TARGET_DIR"] = str(stage.STAGE / "target")
         os.environ["HORON_TEST_CLI"] = "in-process"
-        names = [] if fresh else results.unkilled(modules) if args.resume \
+        names = [] if fresh else _unexplained(modules) if args.resume \
             else results.untested(modules)
         if not fresh and not names:
             print("nothing to test: every mutant of these modules has a result"
                   + (" and was killed" if args.resume else " (--resume re-tests survivors)"))
         else:
             _mutmut(names, args.max_children, plan.judges)
-        _record_run(modules, time.monotonic() - started, fresh=fresh,
-                    resume=args.resume, planned=plan.modules)
+        _finish_run(time.monotonic() - started)
     runs = _runs(plan.modules)
     done = {module for run in runs for module in run["modules"]}
     shown = plan.modules if args.report else modules
