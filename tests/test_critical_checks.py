@@ -331,3 +331,34 @@ def test_without_provenance_the_advertised_metadata_is_judged_from_the_library(
     assert checks["provenance"]["result"] == "skip"
     assert checks["features.advertised"]["result"] == "pass", checks["features.advertised"]
     assert result.json()["advertised_source"] == "section"
+
+
+def test_each_metadata_file_is_judged_without_the_other(example_release: BuiltExample,
+                                                        tmp_path: Path) -> None:
+    without_manifest = copy_bundle(example_release.bundle, tmp_path / "a")
+    (without_manifest / "plugin.json").unlink()
+    checks = {c["check"]: c for c in cli("verify", without_manifest, "--json").json()["checks"]}
+    assert checks["checksums.format"]["result"] == "pass"  # read though plugin.json is absent
+    without_sums = copy_bundle(example_release.bundle, tmp_path / "b")
+    (without_sums / "SHA256SUMS").unlink()
+    result = cli("verify", without_sums, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert checks["integrity.sha256sums"]["result"] == "skip"
+    assert checks["manifest.strict"]["result"] == "pass"
+
+
+def test_oversized_metadata_files_are_refused_where_they_are_read(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path / "a")
+    with (bundle / "plugin.json").open("ab") as manifest:
+        manifest.write(b" " * (1 << 20))
+    result = cli("verify", bundle, "--json")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["layout.metadata-files"]["findings"]] == ["json.too-large"]
+    bundle = copy_bundle(example_release.bundle, tmp_path / "b")
+    with (bundle / "provenance.json").open("ab") as provenance:
+        provenance.write(b" " * (32 << 20))
+    result = cli("verify", bundle, "--json")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["provenance.read"]["findings"]] == ["json.too-large"]

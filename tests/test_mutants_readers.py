@@ -631,3 +631,18 @@ def test_open_regular_relative_to_a_directory_descriptor(tmp_path: Path) -> None
     (tmp_path / "file").write_bytes(b"x")
     assert _input_code(tmp_path / "file" / "below", limit=10,
                        follow_symlinks=False) == "input.unreadable"  # ENOTDIR, not a link
+
+
+def test_archive_stream_refuses_a_deflate_stream_cut_before_its_end(tmp_path: Path) -> None:
+    """All the declared bytes inflate, but the stream's final block is cut off."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    deflated = packer.compress(PAYLOAD) + packer.flush()
+    fd, entry = _stream_entry(tmp_path, PAYLOAD, deflate=True,
+                              compressed_size=len(deflated) - 1)
+    try:
+        with pytest.raises(Refused) as caught:
+            _drain(ArchiveStream(fd, "a.zip", entry), 1 << 20)
+        assert caught.value.codes() == ["archive.format"]
+        assert "the deflate stream is truncated" in str(caught.value)
+    finally:
+        os.close(fd)

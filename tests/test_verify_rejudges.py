@@ -138,6 +138,7 @@ def test_verify_path_reports_its_path_hashes_the_archive_only_when_asked(
     archive = example_release.archive
     plain = verify_path(archive)
     assert plain.ok and plain.path == str(archive) and plain.archive_digest is None
+    assert plain.manifest is not None and plain.manifest.id == "example"
     hashed = verify_path(archive, archive_digest=True)
     assert hashed.ok and hashed.archive_digest is not None
     assert hashed.archive_digest.sha256 == hashlib.sha256(archive.read_bytes()).hexdigest()
