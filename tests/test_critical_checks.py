@@ -362,3 +362,31 @@ def test_oversized_metadata_files_are_refused_where_they_are_read(
     result = cli("verify", bundle, "--json")
     checks = {c["check"]: c for c in result.json()["checks"]}
     assert [f["code"] for f in checks["provenance.read"]["findings"]] == ["json.too-large"]
+
+
+def test_a_missing_library_leaves_its_section_unread(example_release: BuiltExample,
+                                                     tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / LIBRARY).unlink()
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert (checks["features.advertised"]["result"], checks["features.advertised"]["note"]) \
+        == ("skip", "the library is missing")
+
+
+def test_an_entry_failing_its_crc_while_hashed(example_release: BuiltExample,
+                                               tmp_path: Path) -> None:
+    archive = tmp_path / example_release.archive.name
+    shutil.copyfile(example_release.archive, archive)
+    with zipfile.ZipFile(archive) as opened:
+        info = opened.getinfo("LICENSE")
+    data = bytearray(archive.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    result = cli("verify", archive, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["integrity.read"]["findings"]] == ["archive.format"]
+    assert "entry 'LICENSE': damaged deflate stream" in result.stdout
