@@ -129,6 +129,8 @@ def test_key_line_follows_tables_arrays_and_keys(where: str, line: int | None) -
     (["x", "y", "a", "4"], ["a", "b"], ["a", "4"]),
     (["a"], ["a", "b"], ["a"]),
     ([], ["a", "b"], ["a"]),
+    # `[[a]]`, `[[a.a]]`, `[[a.a.a]]`: each level searched from after the one before
+    (["a", "0", "a", "1", "a", "2"], ["a", "a", "a", "x"], ["a", "0", "a", "1", "a", "2"]),
 ])
 def test_a_header_extends_the_enclosing_array_element(table: list[str], names: list[str],
                                                       parent: list[str]) -> None:
