@@ -648,3 +648,15 @@ def test_archive_stream_refuses_a_deflate_stream_cut_before_its_end(tmp_path: Pa
         assert "the deflate stream is truncated" in str(caught.value)
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("size", [1000, 1 << 20])
+def test_bytes_after_the_deflate_stream_are_refused_whatever_the_read_size(
+        tmp_path: Path, size: int) -> None:
+    fd, entry = _stream_entry(tmp_path, PAYLOAD, deflate=True, extra=b"\x00")
+    try:
+        with pytest.raises(Refused) as caught:
+            _drain(ArchiveStream(fd, "a.zip", entry), size)
+        assert caught.value.codes() == ["archive.ambiguous"]
+    finally:
+        os.close(fd)
