@@ -82,8 +82,8 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, mypy --strict and the import-layer contracts (docs/architecture.md)."""
-    session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter")  # -e: lint-imports
-    # then reads this tree, not a copy installed earlier
+    session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter",  # -e: lint-imports
+                    "mutmut==3.8.1")  # reads this tree; mypy checks tests/mutants against mutmut
     session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py", "setup.py",
                 "templates/plugin/noxfile.py")
     session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
@@ -117,6 +117,23 @@ def fuzz(session: nox.Session) -> None:
     session.install(".[test]")
     session.run("pytest", "tests/test_properties.py", "-p", "no:cacheprovider", *session.posargs,
                 env={"HORON_HYPOTHESIS_PROFILE": "fuzz"})
+
+
+@nox.session(default=False)
+def mutants(session: nox.Session) -> None:
+    """Mutation testing (mutmut) of the modules holding the critical checks, judged by tests
+    that run the mutated code in their own process (tests/mutants/, docs/development.md).
+
+    Writes docs/mutants.md and the kill-ratio block of docs/threat-model.md; fails under the
+    plan's kill ratio or on a surviving mutant without a reviewed reason. `nox -s mutants --
+    core/paths.py 'verify/*'` tests the untested mutants of some modules, `-- --resume`
+    re-tests those an earlier run left alive, `-- --report` reports what build/mutants/ holds
+    (tests/mutants/run.py).
+    """
+    # -e: the tests' subprocesses import this tree; pinned: tests/mutants/filters.py edits
+    # that version's operator table
+    session.install("-e", ".[test]", "mutmut==3.8.1")
+    session.run("python", "-m", "tests.mutants.run", *session.posargs)
 
 
 @nox.session(default=False)

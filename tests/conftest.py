@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,17 +30,24 @@ class BuiltExample:
 
 @pytest.fixture(scope="session")
 def cargo_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cargo target dir for the whole session, so each crate compiles once."""
-    return tmp_path_factory.mktemp("cargo-target")
+    """One cargo target dir for the whole session, so each crate compiles once (`nox -s
+    mutants` gives one for the whole run: each mutant's tests are a pytest session)."""
+    shared = os.environ.get("HORON_TEST_CARGO_TARGET_DIR")
+    return Path(shared) if shared else tmp_path_factory.mktemp("cargo-target")
 
 
 @pytest.fixture(scope="session")
 def example_release(tmp_path_factory: pytest.TempPathFactory,
                     cargo_target_dir: Path) -> BuiltExample:
     out = tmp_path_factory.mktemp("example-release")
+    name = f"example-0.1.0-{HOST}"
+    prebuilt = os.environ.get("HORON_TEST_PREBUILT_EXAMPLE")
+    if prebuilt:  # `nox -s mutants` builds it once, not once per mutant's pytest session
+        shutil.copytree(prebuilt, out, dirs_exist_ok=True, symlinks=True)
+        assert (out / name).is_dir(), f"HORON_TEST_PREBUILT_EXAMPLE={prebuilt} holds no {name}"
+        return BuiltExample(out=out, bundle=out / name, archive=out / f"{name}.zip")
     result = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir)
     assert result.status == 0, result.stderr
-    name = f"example-0.1.0-{HOST}"
     return BuiltExample(out=out, bundle=out / name, archive=out / f"{name}.zip")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -41,7 +43,12 @@ class CliResult:
 def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
         timeout: float = 600, prefix: Sequence[str | Path] = ()) -> CliResult:
     """Run `python -m horon_bundle ARGS` as a user would, in a child process (started through
-    `prefix`, e.g. `unshare -rn`, when given)."""
+    `prefix`, e.g. `unshare -rn`, when given).
+
+    Under `HORON_TEST_CLI=in-process` (set by `nox -s mutants`, whose mutants exist only in
+    the test process) a call without `prefix` runs `in_process` instead."""
+    if os.environ.get("HORON_TEST_CLI") == "in-process" and not prefix:
+        return in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
     full_env.setdefault("COLUMNS", "200")
     full_env.pop("SOURCE_DATE_EPOCH", None)
@@ -52,6 +59,34 @@ def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None =
                           env=full_env, capture_output=True, text=True, timeout=timeout,
                           check=False)
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def in_process(*args: str | Path, cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> CliResult:
+    """Run `horon_bundle.cli.main.main(ARGS)` in this process, as `cli` runs it in a child:
+    the environment with `env` on top (SOURCE_DATE_EPOCH removed), in `cwd`, stdout and
+    stderr captured, a `SystemExit` (usage errors, --help) taken as the exit status. The
+    environment and the working directory are restored afterwards."""
+    from horon_bundle.cli.main import main  # noqa: PLC0415 - the tree under test, at call time
+
+    saved_env, saved_cwd = dict(os.environ), Path.cwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.setdefault("COLUMNS", "200")
+    os.environ.pop("SOURCE_DATE_EPOCH", None)
+    os.environ.update(env or {})
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main([str(arg) for arg in args])
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return CliResult(status, out.getvalue(), err.getvalue())
 
 
 def assert_refused(result: CliResult, code: str, *, status: int = 1) -> None:

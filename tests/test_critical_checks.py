@@ -228,3 +228,165 @@ def test_certificate_commit_against_the_recorded_revision(tmp_path: Path,
     assert f"names commit {certified.revision}, the provenance records source revision " \
            f"{facts.source_revision}" in unmet.findings[0].message
     assert judged(certified.revision).status == "pass"
+
+
+def test_a_malformed_embedded_record_is_refused_not_crashed_on(record_bundle: Path,
+                                                               tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+    edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record").pop("profile"))
+    result = cli("verify", bundle, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    _only(result, "evidence.record")
+    [check] = [c for c in result.json()["checks"] if c["findings"]]
+    assert check["check"] == "evidence"
+
+
+def test_the_embedded_record_binds_the_bundles_library(record_bundle: Path,
+                                                       tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+    edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")["library"]
+                    .__setitem__("size", 1))
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.mismatch")
+    _only(result, "evidence.mismatch")
+    assert "artifact record size 1 != " in result.stdout
+
+
+def test_advertised_metadata_the_record_has_and_the_provenance_lacks(record_bundle: Path,
+                                                                     tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+
+    def drop_advertised(statement: dict[str, Any]) -> None:
+        byproducts = statement["predicate"]["runDetails"]["byproducts"]
+        byproducts[:] = [b for b in byproducts if b["name"] != "horon:advertised"]
+
+    edit_provenance(bundle, drop_advertised)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.mismatch")
+    assert "provenance.json: advertised metadata nothing, its artifact record says " \
+        in result.stdout
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda s: s["subject"].append({"name": "lib/extra.so", "digest": {"sha256": "0" * 64}}),
+     "subject 'lib/extra.so' is not the library or a sidecar"),
+    (lambda s: s["subject"].__setitem__(slice(None), [
+        x for x in s["subject"] if x["name"] != LIBRARY]), f"no subject for {LIBRARY!r}"),
+    (lambda s: [x["digest"].__setitem__("sha256", "0" * 64) for x in s["subject"]
+                if x["name"] == LIBRARY], f"subject {LIBRARY!r} sha256 {'0' * 64} != file "),
+])
+def test_provenance_subjects_are_the_library_and_sidecars(
+        example_release: BuiltExample, tmp_path: Path, edit: Any, words: str) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, edit)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "provenance.subject")
+    _only(result, "provenance.subject")
+    assert words in result.stdout
+
+
+def test_a_subject_of_a_missing_file_is_named_missing(example_release: BuiltExample,
+                                                      tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, lambda s: [x["digest"].__setitem__("sha256", "0" * 64)
+                                       for x in s["subject"] if x["name"] == LIBRARY])
+    (bundle / LIBRARY).unlink()
+    result = cli("verify", bundle, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    assert f"subject {LIBRARY!r} sha256 {'0' * 64} != file (missing)" in result.stdout
+
+
+def test_record_evidence_without_its_record(record_bundle: Path, tmp_path: Path) -> None:
+    bundle = copy_bundle(record_bundle, tmp_path)
+
+    def drop_record(statement: dict[str, Any]) -> None:
+        byproducts = statement["predicate"]["runDetails"]["byproducts"]
+        byproducts[:] = [b for b in byproducts if b["name"] != "horon:artifact-record"]
+
+    edit_provenance(bundle, drop_record)
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "evidence.missing")
+    assert "evidence 'artifact-record' but no record" in result.stdout
+
+
+def test_every_declared_file_is_checked_after_a_missing_one(example_release: BuiltExample,
+                                                             tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / "LICENSE").unlink()  # sorts before every other declared file
+    with (bundle / LIBRARY).open("ab") as library:
+        library.write(b"\0")
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    assert_refused(result, "checksum.size")
+    assert_refused(result, "checksum.mismatch")
+
+
+def test_without_provenance_the_advertised_metadata_is_judged_from_the_library(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / "provenance.json").unlink()
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert checks["provenance"]["result"] == "skip"
+    assert checks["features.advertised"]["result"] == "pass", checks["features.advertised"]
+    assert result.json()["advertised_source"] == "section"
+
+
+def test_each_metadata_file_is_judged_without_the_other(example_release: BuiltExample,
+                                                        tmp_path: Path) -> None:
+    without_manifest = copy_bundle(example_release.bundle, tmp_path / "a")
+    (without_manifest / "plugin.json").unlink()
+    checks = {c["check"]: c for c in cli("verify", without_manifest, "--json").json()["checks"]}
+    assert checks["checksums.format"]["result"] == "pass"  # read though plugin.json is absent
+    without_sums = copy_bundle(example_release.bundle, tmp_path / "b")
+    (without_sums / "SHA256SUMS").unlink()
+    result = cli("verify", without_sums, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert checks["integrity.sha256sums"]["result"] == "skip"
+    assert checks["manifest.strict"]["result"] == "pass"
+
+
+def test_oversized_metadata_files_are_refused_where_they_are_read(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path / "a")
+    with (bundle / "plugin.json").open("ab") as manifest:
+        manifest.write(b" " * (1 << 20))
+    result = cli("verify", bundle, "--json")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["layout.metadata-files"]["findings"]] == ["json.too-large"]
+    bundle = copy_bundle(example_release.bundle, tmp_path / "b")
+    with (bundle / "provenance.json").open("ab") as provenance:
+        provenance.write(b" " * (32 << 20))
+    result = cli("verify", bundle, "--json")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["provenance.read"]["findings"]] == ["json.too-large"]
+
+
+def test_a_missing_library_leaves_its_section_unread(example_release: BuiltExample,
+                                                     tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    (bundle / LIBRARY).unlink()
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "layout.missing")
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert (checks["features.advertised"]["result"], checks["features.advertised"]["note"]) \
+        == ("skip", "the library is missing")
+
+
+def test_an_entry_failing_its_crc_while_hashed(example_release: BuiltExample,
+                                               tmp_path: Path) -> None:
+    archive = tmp_path / example_release.archive.name
+    shutil.copyfile(example_release.archive, archive)
+    with zipfile.ZipFile(archive) as opened:
+        info = opened.getinfo("LICENSE")
+    data = bytearray(archive.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    result = cli("verify", archive, "--json")
+    assert result.status == 1 and "Traceback" not in result.stderr
+    checks = {c["check"]: c for c in result.json()["checks"]}
+    assert [f["code"] for f in checks["integrity.read"]["findings"]] == ["archive.format"]
+    assert "entry 'LICENSE': damaged deflate stream" in result.stdout

@@ -177,3 +177,15 @@ def test_the_documented_policy_is_read_as_documented() -> None:
     keys = {r.key for r in policy.requirements}
     assert {"qa-free", "require-abi-section", "channel", "builder-ids"} <= keys
     assert policy.qa_patterns == ("acme-test-*", "*-mock")
+
+
+def test_patterns_the_bundle_records_are_applied_too(example_release: BuiltExample,
+                                                     tmp_path: Path) -> None:
+    """A bundle may add QA patterns (never remove one): a crate matching only its own pattern
+    is a QA crate."""
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, _insert_crate("acme-double", patterns=["acme-*"]))
+    result = cli("verify", bundle, "--json")
+    assert_refused(result, "graph.qa-provider")
+    [check] = [c for c in result.json()["checks"] if c["check"] == "graph.qa-free"]
+    assert "crate 'acme-double' matches QA pattern 'acme-*'" in check["findings"][0]["message"]

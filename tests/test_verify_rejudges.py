@@ -131,3 +131,25 @@ def test_a_hostile_library_is_an_abi_section_finding(
     [finding] = checks["features.advertised"]["findings"]
     assert finding["code"] == "abi.section"
     assert says in finding["message"]
+
+
+def test_verify_path_reports_its_path_hashes_the_archive_only_when_asked(
+        example_release: BuiltExample) -> None:
+    archive = example_release.archive
+    plain = verify_path(archive)
+    assert plain.ok and plain.path == str(archive) and plain.archive_digest is None
+    assert plain.manifest is not None and plain.manifest.id == "example"
+    hashed = verify_path(archive, archive_digest=True)
+    assert hashed.ok and hashed.archive_digest is not None
+    assert hashed.archive_digest.sha256 == hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert hashed.archive_digest.size == archive.stat().st_size
+    directory = verify_path(example_release.bundle)
+    assert directory.ok and directory.path == str(example_release.bundle)
+
+
+def test_verify_path_applies_the_auditors_qa_patterns(example_release: BuiltExample) -> None:
+    report = verify_path(example_release.archive, qa_patterns=["horon-*"])
+    assert not report.ok
+    [check] = [c for c in report.checks if c.name == "graph.qa-free"]
+    assert [f.code.name for f in check.findings] == ["graph.qa-provider"]
+    assert check.note == "5 patterns: 4 built-in, 1 added by the bundle and the policy"

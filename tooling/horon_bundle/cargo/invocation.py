@@ -101,17 +101,17 @@ def run_cargo_build(*, workspace: Path, package: str, claim: Sequence[str], prof
     units: list[CompiledUnit] = []
     target_root = (target_dir / target).resolve()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
-        process = spawn(argv, cwd=workspace, env=env, stdout=PIPE, stderr=log, stdin=DEVNULL,
-                        text=True, encoding="utf-8", errors="replace")
-        assert process.stdout is not None
         errors: list[str] = []
-        for line in process.stdout:
-            unit = _unit(line, target_root, errors)
-            if unit is not None:
-                units.append(unit)
-                if on_line is not None:
-                    on_line(f"compiled {unit.package_id.rsplit('#', 1)[-1]} ({unit.kind})")
-        status = process.wait()
+        with spawn(argv, cwd=workspace, env=env, stdout=PIPE, stderr=log, stdin=DEVNULL,
+                   text=True, encoding="utf-8", errors="replace") as process:  # closes the pipe
+            assert process.stdout is not None
+            for line in process.stdout:
+                unit = _unit(line, target_root, errors)
+                if unit is not None:
+                    units.append(unit)
+                    if on_line is not None:
+                        on_line(f"compiled {unit.package_id.rsplit('#', 1)[-1]} ({unit.kind})")
+            status = process.wait()
         log.seek(0)
         log_text = log.read()
     if status != 0:

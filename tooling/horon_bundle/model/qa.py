@@ -66,8 +66,9 @@ def _class(body: str) -> str:
             continue
         members.extend(re.escape(c) for c in fold_name(char))
         index += 1
-    inner = "".join(members) or r"\s\S"  # an empty class matches nothing once negated
-    return f"[{'^' if negate else ''}{inner}]"
+    if not members:  # only reversed ranges: as in fnmatch, no character, or any once negated
+        return "." if negate else "(?!)"
+    return f"[{'^' if negate else ''}{''.join(members)}]"
 
 
 @lru_cache(maxsize=512)

@@ -1,0 +1,51 @@
+"""`nox -s mutants` judges mutants with in-process CLI runs (`tests.helpers.in_process`): they
+must be what a user's run in a child process is, or a kill (or a survival) would mean nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BuiltExample
+from tests.helpers import REPO, cli, in_process
+
+
+def test_in_process_run_is_the_child_process_run(example_release: BuiltExample,
+                                                  tmp_path: Path) -> None:
+    for args in (("verify", example_release.archive),
+                 ("verify", tmp_path / "missing.zip"),
+                 ("verify", "--no-such-option"),
+                 ("codes",)):
+        child, here = cli(*args), in_process(*args)
+        assert (here.status, here.stdout, here.stderr) == (
+            child.status, child.stdout, child.stderr), args
+    assert in_process("verify", tmp_path / "missing.zip").status == 1
+    assert in_process("verify", "--no-such-option").status == 2
+
+
+def test_in_process_run_restores_environment_and_directory(tmp_path: Path) -> None:
+    before_env, before_cwd = dict(os.environ), Path.cwd()
+    result = in_process("codes", cwd=tmp_path, env={"HORON_TEST_MARKER": "1"})
+    assert result.status == 0 and "yank.reason" in result.stderr
+    assert dict(os.environ) == before_env and Path.cwd() == before_cwd
+
+
+def test_the_documented_mutants_options_and_the_plan_are_valid() -> None:
+    from tests.mutants import results, run  # noqa: PLC0415 - the runner, not a test helper
+
+    plan = results.load_plan(run.PLAN)
+    assert plan.threshold >= 0.9
+    assert not set(plan.judges) & set(plan.later)
+    for module, files in {**plan.judges, **plan.later}.items():
+        assert (REPO / "tooling" / "horon_bundle" / module).is_file(), module
+        assert files and all((REPO / file).is_file() for file in files), module
+    assert run._selected(plan.modules, ["core/paths.py", "horon_bundle.core.inputs"]) == [
+        "core/paths.py", "core/inputs.py"]
+    assert run._selected(plan.modules, ["verify/*"]) == [
+        m for m in plan.modules if m.startswith("verify/")]
+    with pytest.raises(SystemExit):
+        run._selected(plan.modules, ["core/nothing.py"])
+    results.load_reasons(run.SURVIVORS)  # well-formed, no reason twice

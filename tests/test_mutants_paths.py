@@ -1,0 +1,120 @@
+"""core/paths.py, rule by rule: each refusal at its boundary, each acceptance just inside it.
+
+In-process and exact (the message says which rule refused), so `nox -s mutants` can tell
+when a comparison, a bound or a branch of these rules is changed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from horon_bundle.core import paths
+
+
+@pytest.mark.parametrize(("path", "problem"), [
+    ("", "empty path"),
+    ("a" * 513, "longer than 512 bytes"),
+    ("é" * 257, "longer than 512 bytes"),  # counted in UTF-8 bytes, not characters
+    ("a\u202eb", "control or format character U+202E in path"),
+    ("a\x00b", "control or format character U+0000 in path"),
+    ("a\\b", "backslash in path"),
+    ("/etc/passwd", "absolute path"),
+    ("C:x", "drive letter in path"),
+    ("z:/x", "drive letter in path"),
+    ("a//b", "empty component (double or trailing slash)"),
+    ("a/", "empty component (double or trailing slash)"),
+    ("./a", "'.' component"),
+    ("a/../b", "'..' component"),
+    ("a./b", "component 'a.' ends with a dot or space"),
+    ("lib/a ", "component 'a ' ends with a dot or space"),
+    ("a/b:c", "component 'b:c' holds a colon"),
+    ("docs/con.txt", "component 'con.txt' is a reserved device name"),
+    ("LPT9", "component 'LPT9' is a reserved device name"),
+    ("conout$.x", "component 'conout$.x' is a reserved device name"),
+])
+def test_each_unsafe_path_is_refused_by_its_own_rule(path: str, problem: str) -> None:
+    assert paths.path_problem(path) == problem
+
+
+@pytest.mark.parametrize("path", [
+    "a" * 512, "é" * 256, "lib/libexample.so", "a.b/c", "console.txt", "COM10",
+    "docs/a.b.c", ".hidden", "a..b", "a b",
+])
+def test_paths_just_inside_the_rules_are_safe(path: str) -> None:
+    assert paths.path_problem(path) is None
+
+
+def test_a_lone_surrogate_is_counted_and_refused_not_crashed_on() -> None:
+    assert paths.path_problem("\udc80") == "control or format character U+DC80 in path"
+
+
+def test_invisible_characters_are_named_by_code_point() -> None:
+    assert paths.invisible_character("abc") is None
+    assert paths.invisible_character("a\u2028b\x01") == "U+2028"
+    assert paths.invisible_character("\ue000") == "U+E000"
+    assert paths.invisible_character("\u2029") == "U+2029"
+    assert paths.invisible_character("x\x9f") == "U+009F"
+
+
+def test_fold_is_case_and_normalisation_insensitive() -> None:
+    assert paths.fold("LIB/Caf\u0065\u0301") == paths.fold("lib/caf\u00e9")
+    assert paths.fold("Straße") == "strasse"
+
+
+@pytest.mark.parametrize(("listed", "pairs"), [
+    (["a", "b"], []),
+    (["a", "a"], [("a", "a")]),
+    (["README", "readme"], [("README", "readme")]),
+    (["caf\u00e9", "cafe\u0301"], [("caf\u00e9", "cafe\u0301")]),
+    (["lib", "lib/x.so"], [("lib", "lib/x.so")]),
+    (["lib/x.so", "LIB"], [("LIB", "lib/x.so")]),
+    (["a/b/c", "a/b"], [("a/b", "a/b/c")]),
+    (["a/b/c", "a"], [("a", "a/b/c")]),
+    (["ab", "a/b"], []),
+    (["a/bc", "a/b"], []),
+    (["", "a"], []),  # the empty path is no directory of anything (path_problem refuses it)
+])
+def test_collisions_are_every_pair_naming_one_file(listed: list[str],
+                                                   pairs: list[tuple[str, str]]) -> None:
+    assert paths.collisions(listed) == pairs
+
+
+@pytest.mark.parametrize(("target", "system"), [
+    ("x86_64-unknown-linux-gnu", "linux"),
+    ("aarch64-unknown-linux-musl", "linux"),
+    ("aarch64-apple-darwin", "darwin"),
+    ("x86_64-pc-windows-msvc", "windows"),
+    ("x86_64-apple-ios", None),
+    ("x86_64-unknown-freebsd", None),
+    ("i686-unknown-linux-gnu", None),
+    ("x86_64-linux", None),
+    ("x86_64-unknown-linux-gnu\n", None),
+    ("x86_64-a-b-c-d", None),
+])
+def test_target_os_of_supported_64_bit_triples_only(target: str, system: str | None) -> None:
+    assert paths.target_os(target) == system
+
+
+@pytest.mark.parametrize(("target", "problem"), [
+    ("x86_64-unknown-linux-gnu", None),
+    ("not a triple", "'not a triple' is not a target triple"),
+    ("i686-unknown-linux-gnu", "'i686-unknown-linux-gnu' is not a 64-bit target "
+                               "(ABI v1 is 64-bit only)"),
+    ("x86_64-unknown-freebsd", "'x86_64-unknown-freebsd' is not a Linux, macOS or Windows "
+                               "target"),
+])
+def test_target_problem_names_the_first_rule_broken(target: str, problem: str | None) -> None:
+    assert paths.target_problem(target) == problem
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("Example", None),
+    ("x" * 128, None),
+    ("", "must be 1 to 128 characters"),
+    ("x" * 129, "must be 1 to 128 characters"),
+    (" x", "leading or trailing whitespace"),
+    ("x\t", "leading or trailing whitespace"),
+    ("a\u200bb", "control or format character U+200B"),
+])
+def test_display_names(name: str, problem: str | None) -> None:
+    assert paths.display_name_problem(name) == problem
