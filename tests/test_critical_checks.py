@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import shutil
 import stat
 import zipfile
@@ -389,4 +390,7 @@ def test_an_entry_failing_its_crc_while_hashed(example_release: BuiltExample,
     assert result.status == 1 and "Traceback" not in result.stderr
     checks = {c["check"]: c for c in result.json()["checks"]}
     assert [f["code"] for f in checks["integrity.read"]["findings"]] == ["archive.format"]
-    assert "entry 'LICENSE': damaged deflate stream" in result.stdout
+    # the flipped byte either breaks the deflate stream or inflates to other bytes (which
+    # level the archive was deflated with decides which): both are found while hashing
+    assert re.search(r"entry 'LICENSE': (damaged deflate stream|bad CRC-32 [0-9a-f]{8})",
+                     result.stdout), result.stdout
