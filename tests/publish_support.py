@@ -7,6 +7,9 @@ with temp storage and an access log that tests read to count requests. It is sto
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 import shutil
 import socket
@@ -195,6 +198,19 @@ def make_dist(root: Path, *archives: Path) -> Path:
             if side.exists():
                 shutil.copy2(side, root / side.name)
     return root
+
+
+def place_signature(bundle: Path, archive: Path) -> Path:
+    """`bundle` (a real Sigstore message-signature bundle of another file) beside `archive`,
+    its messageDigest set to the archive's: what publish checks without a signer (structure
+    and digest), while its certificate and signature stay those of the other file, which only
+    `--require-signature` verifies."""
+    document = json.loads(bundle.read_bytes())
+    digest = hashlib.sha256(archive.read_bytes()).digest()
+    document["messageSignature"]["messageDigest"]["digest"] = base64.b64encode(digest).decode()
+    side = archive.with_name(archive.name + ".sigstore.json")
+    side.write_text(json.dumps(document))
+    return side
 
 
 def publish_env(destination: str) -> dict[str, str]:

@@ -31,6 +31,7 @@ from tests.publish_support import (
     Registry,
     Releases,
     make_dist,
+    place_signature,
     publish_env,
     registry_fixture,  # noqa: F401 - pytest fixture
     releases_fixture,  # noqa: F401 - pytest fixture
@@ -69,8 +70,8 @@ def _harness_dist(dist: Path, market: Path, *, signed: bool = True) -> Path:
     dist.mkdir(parents=True, exist_ok=True)
     for path in market.iterdir():
         shutil.copy2(path, dist / path.name)
-    if signed:  # a real Sigstore bundle (of another file: publish checks its structure only)
-        shutil.copyfile(SIGNATURE, dist / "guard-kit-1.2.0.zip.sigstore.json")
+    if signed:  # a real Sigstore bundle of another file, naming this zip's digest
+        place_signature(SIGNATURE, dist / "guard-kit-1.2.0.zip")
     return dist
 
 

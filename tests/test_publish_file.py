@@ -19,6 +19,7 @@ from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
     Releases,
     make_dist,
+    place_signature,
     publish_env,
     releases_fixture,  # noqa: F401 - pytest fixture
 )
@@ -288,3 +289,32 @@ def test_required_signatures_are_checked_before_anything_is_written(
                   env=publish_env(url))
     assert_refused(invalid, "signature.invalid")
     assert tree_snapshot(store) == {}
+
+
+def test_a_signature_of_other_bytes_is_never_published_as_the_archives(
+        tmp_path: Path, releases: Releases) -> None:
+    """Without a signer required, publish cannot judge who signed, but it can compare
+    digests: a `.sigstore.json` left beside a rebuilt archive (it signs the earlier bytes) is
+    refused, and nothing is written; one naming this archive's digest is published."""
+    dist = make_dist(tmp_path / "dist", releases.example)
+    archive = dist / releases.example.name
+    store, url = _store(tmp_path)
+    bundle = SIGSTORE_TESTDATA / "bundle_v3.txt.sigstore"
+    side = archive.with_name(archive.name + ".sigstore.json")
+    side.write_bytes(bundle.read_bytes())
+    stale = cli("publish", dist, env=publish_env(url))
+    assert_refused(stale, "publish.side-file")
+    assert f"{side.name}: signs sha256 " in stale.stderr
+    assert f"not this archive ({_sha(archive)})" in stale.stderr
+    assert tree_snapshot(store) == {}
+    document = json.loads(bundle.read_bytes())
+    document["messageSignature"]["messageDigest"]["digest"] = "not base64!"
+    side.write_text(json.dumps(document))
+    malformed = cli("publish", dist, env=publish_env(url))
+    assert_refused(malformed, "publish.side-file")
+    assert "names no SHA-256 it signs" in malformed.stderr
+    assert tree_snapshot(store) == {}
+    place_signature(bundle, archive)
+    assert cli("publish", dist, env=publish_env(url)).status == 0
+    assert _sha(side) in tree_snapshot(store).values() or any(
+        _sha(side) in name for name in tree_snapshot(store))  # stored under its digest

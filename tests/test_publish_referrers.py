@@ -34,6 +34,7 @@ from tests.publish_support import (
     Registry,
     Releases,
     make_dist,
+    place_signature,
     publish_env,
     registry_fixture,  # noqa: F401 - pytest fixture
     releases_fixture,  # noqa: F401 - pytest fixture
@@ -53,7 +54,7 @@ def _signed_dist(root: Path, releases: Releases) -> Path:
     used here, would verify them)."""
     dist = make_dist(root, releases.example)
     archive = dist / releases.example.name
-    shutil.copyfile(MESSAGE_SIGNATURE, archive.with_name(archive.name + ".sigstore.json"))
+    place_signature(MESSAGE_SIGNATURE, archive)
     shutil.copyfile(DSSE_SIGNATURE,
                     archive.with_name(archive.name + ".provenance.sigstore.json"))
     return dist

@@ -152,7 +152,8 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
                 findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
     findings.extend(digest_file_findings(path, before))
     build_record = read_build_record(path, before, findings)
-    signature = read_signature(path, findings)
+    # with a signer required, the signature's digest is checked by its verification
+    signature = read_signature(path, findings, over=before if verifier is None else None)
     provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
                                           role=ROLE_PROVENANCE_SIGNATURE)
     if verifier is not None:
@@ -211,7 +212,8 @@ def check_harness_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None
                 findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
     findings.extend(digest_file_findings(path, before))
     build_record = read_build_record(path, before, findings)
-    signature = read_signature(path, findings)
+    # with a signer required, the signature's digest is checked by its verification
+    signature = read_signature(path, findings, over=before if verifier is None else None)
     provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
                                           role=ROLE_PROVENANCE_SIGNATURE)
     ref = read_ref_file(path, before, catalogue.name, findings)

@@ -11,6 +11,8 @@ once: the bytes checked are the bytes uploaded.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,8 +197,11 @@ def read_build_record(archive: Path, digest: Digest, findings: Findings) -> Side
 
 
 def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE_SUFFIX,
-                   role: str = ROLE_SIGNATURE) -> SideFile | None:
-    """A Sigstore bundle beside the archive, structurally checked (verified elsewhere)."""
+                   role: str = ROLE_SIGNATURE, over: Digest | None = None) -> SideFile | None:
+    """A Sigstore bundle beside the archive, structurally checked (its identity is verified
+    elsewhere, when a signer is required). With `over`, a message signature must sign those
+    bytes: a signature left from an earlier build of the same name is never published as
+    this archive's (no trust is needed to compare two digests)."""
     name = archive.name + suffix
     data = read_side(archive.with_name(name), findings)
     if data is None:
@@ -211,8 +216,33 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
         findings.add(codes.PUBLISH_SIDE_FILE,
                      f"{name}: not a Sigstore bundle (mediaType {str(media_type)[:60]!r})")
         return None
+    if over is not None:
+        signed = _message_digest(document)
+        if signed is not None and signed != over.sha256:
+            what = f"signs sha256 {signed}" if signed else "names no SHA-256 it signs"
+            findings.add(codes.PUBLISH_SIDE_FILE,
+                         f"{name}: {what}, not this archive ({over.sha256}); left from an "
+                         "earlier build? sign the archive again or remove it")
+            return None
     return SideFile(role=role, name=name, data=data, digest=hash_bytes(data),
                     media_type=media_type.split(";", 1)[0])
+
+
+def _message_digest(document: object) -> str | None:
+    """The SHA-256 (hex) a message-signature bundle says it signs; None for another kind
+    (a DSSE envelope) or a digest in another algorithm. Malformed: an empty string."""
+    signature = document.get("messageSignature") if isinstance(document, dict) else None
+    if signature is None:
+        return None
+    digest = signature.get("messageDigest") if isinstance(signature, dict) else None
+    if not isinstance(digest, dict) or digest.get("algorithm") != "SHA2_256":
+        return None if isinstance(digest, dict) else ""
+    value = digest.get("digest")
+    try:
+        raw = base64.b64decode(value, validate=True) if isinstance(value, str) else b""
+    except binascii.Error:
+        raw = b""
+    return raw.hex() if len(raw) == 32 else ""
 
 
 def read_ref_file(archive: Path, digest: Digest, name: str, findings: Findings) -> SideFile | None:
