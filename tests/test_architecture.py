@@ -21,8 +21,11 @@ HEAVY = ("sigstore", "cyclonedx", "oras", "requests", "cryptography")
 STAGES = ("horon_bundle.cargo", "horon_bundle.build", "horon_bundle.doctor",
           "horon_bundle.load", "horon_bundle.sign", "horon_bundle.publish",
           "horon_bundle.reproduce", "horon_bundle.assets")
+# the modules our code loads: those present before it runs (the interpreter's, and under
+# `nox -s tests` coverage's own, which imports typing in every child) are not counted
 _OBSERVE = """
 import json, sys
+before = set(sys.modules)
 events = []
 def hook(event, args):
     if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system",
@@ -33,7 +36,7 @@ from horon_bundle.cli.main import main
 status = main(sys.argv[1:])
 sys.stdout.flush()
 sys.stderr.write("\\n@@" + json.dumps({"status": status, "events": events,
-                                        "modules": sorted(sys.modules)}) + "\\n")
+                                        "modules": sorted(set(sys.modules) - before)}) + "\\n")
 """
 
 
