@@ -5,6 +5,7 @@ must be what a user's run in a child process is, or a kill (or a survival) would
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -38,14 +39,31 @@ def test_the_documented_mutants_options_and_the_plan_are_valid() -> None:
 
     plan = results.load_plan(run.PLAN)
     assert plan.threshold >= 0.9
-    assert not set(plan.judges) & set(plan.later)
-    for module, files in {**plan.judges, **plan.later}.items():
+    for module, files in plan.judges.items():
         assert (REPO / "tooling" / "horon_bundle" / module).is_file(), module
         assert files and all((REPO / file).is_file() for file in files), module
-    assert run._selected(plan.modules, ["core/paths.py", "horon_bundle.core.inputs"]) == [
-        "core/paths.py", "core/inputs.py"]
-    assert run._selected(plan.modules, ["verify/*"]) == [
+    assert run._selected(plan, ["core/paths.py", "horon_bundle.core.inputs"]) == [
+        m for m in plan.modules if m in ("core/paths.py", "core/inputs.py")]
+    assert run._selected(plan, ["verify/*"]) == [
         m for m in plan.modules if m.startswith("verify/")]
+    for group, modules in plan.groups.items():
+        assert run._selected(plan, [group]) == list(modules)
+        assert all(plan.group_of(module) == group for module in modules)
+        assert set(plan.group_tests(group)) == {f for m in modules for f in plan.judges[m]}
     with pytest.raises(SystemExit):
-        run._selected(plan.modules, ["core/nothing.py"])
+        run._selected(plan, ["core/nothing.py"])
     results.load_reasons(run.SURVIVORS)  # well-formed, no reason twice
+
+
+def test_a_module_in_two_groups_or_a_group_without_files_is_refused(tmp_path: Path) -> None:
+    from tests.mutants import results  # noqa: PLC0415 - the runner, not a test helper
+
+    twice = tmp_path / "twice.toml"
+    twice.write_text('threshold = 0.9\n[groups.a]\n"core/paths.py" = ["t.py"]\n'
+                     '[groups.b]\n"core/paths.py" = ["t.py"]\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match=re.escape("in [groups.a] and in [groups.b]")):
+        results.load_plan(twice)
+    empty = tmp_path / "empty.toml"
+    empty.write_text('threshold = 0.9\n[groups.a]\n"core/paths.py" = []\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match="no test file"):
+        results.load_plan(empty)

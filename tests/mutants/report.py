@@ -41,7 +41,7 @@ def _survivor(mutant: Mutant) -> str:
 
 
 def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
-    how = "one run" if runs == 1 else f"{runs} runs (batches of modules, re-tests after tests " \
+    how = "one run" if runs == 1 else f"{runs} runs (groups of modules, re-tests after tests " \
         "were added), in total"
     return (f"{outcome.killed} of {outcome.total} mutants killed over {len(outcome.modules)} "
             f"modules: **kill ratio {_percent(outcome.ratio)}** (threshold "
@@ -51,12 +51,22 @@ def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
 
 def _run_line(number: int, run: dict[str, Any]) -> str:
     names = ", ".join(f"`{m}`" for m in run["modules"])
-    what = "a fresh run of every module" if run.get("fresh") else \
+    what = f"a fresh run of its {len(run['modules'])} modules" if run.get("fresh") else \
         f"a re-test of the survivors of {len(run['modules'])} module(s)" if run.get("resume") \
         else f"the untested mutants of {names}"
     how = " (stopped before its end: its time runs to its last result)" \
         if run.get("stopped") else ""
-    return f"{number}. {what}, {_duration(run['seconds'])}{how}"
+    return f"{number}. group `{run.get('group', '?')}`: {what}, {_duration(run['seconds'])}{how}"
+
+
+def _groups(plan: Plan, runs: list[dict[str, Any]]) -> list[str]:
+    """Per group: its modules and the time of its last fresh run (what one run of it costs)."""
+    lines = ["| group | modules | its last fresh run |", "|---|---|---:|"]
+    for name, group in plan.groups.items():
+        fresh = [run for run in runs if run.get("group") == name and run.get("fresh")]
+        took = _duration(fresh[-1]["seconds"]) if fresh else "none yet"
+        lines.append(f"| `{name}` | " + ", ".join(f"`{m}`" for m in group) + f" | {took} |")
+    return lines
 
 
 def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
@@ -69,6 +79,8 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
              "The runs whose results these are (`--resume` runs re-test the mutants left "
              "alive, after tests were added):", "",
              *(_run_line(n, run) for n, run in enumerate(runs, start=1)), "",
+             "Each group runs in a stage and a process of its own (tests/mutants/plan.toml):", "",
+             *_groups(plan, runs), "",
              "How the run works, and how to read and extend this report: "
              "[development.md](development.md#mutation-testing).", "",
              "| module | mutants | killed | timed out | alive | kill ratio |",
@@ -88,8 +100,6 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
         lines += ["", "## Reasons that matched no surviving mutant (remove them)", ""]
         lines += [f"- `{r.module}` `{r.function}`: {_code(r.original)} → {_code(r.mutated)}"
                   for r in outcome.stale]
-    lines += ["", "## Modules not in the run yet", ""]
-    lines += _later(plan)
     lines += ["", "## The tests the run used", "",
               "Test files of the run (tests/mutants/plan.toml): "
               + ", ".join(f"`{t}`" for t in tests) + ".", "",
@@ -101,32 +111,26 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
     return "\n".join(lines) + "\n"
 
 
-def _later(plan: Plan) -> list[str]:
-    if not plan.later:
-        return ["None."]
-    return [", ".join(f"`{module}`" for module in plan.later) + ".", "", plan.later_why]
-
-
 def threat_block(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
     head = headline(outcome, plan, seconds, runs)
     lines = [BEGIN,
              f"**Mutation kill ratio (`nox -s mutants`):** {head}. "
              "Modules mutated: " + ", ".join(f"`{m.module}`" for m in outcome.modules) + ". "
              "Per module, and the tests credited: [mutants.md](mutants.md).", "",
-             "Modules holding critical checks that are **not** in the run yet:", "",
-             *_later(plan), "", "The surviving mutants and their reasons:", ""]
+             "The surviving mutants and their reasons:", ""]
     alive = outcome.alive
     lines += [_survivor(mutant) for mutant in alive] if alive else ["None."]
     return "\n".join([*lines, END])
 
 
-def write_docs(text: str, outcome: Outcome, plan: Plan, seconds: float, *, runs: int) -> None:
+def write_docs(text: str, outcome: Outcome, plan: Plan, seconds: float, *,
+               runs: list[dict[str, Any]]) -> None:
     DOC.write_text(text, encoding="utf-8")
     document = THREAT_MODEL.read_text(encoding="utf-8")
     start, end = document.find(BEGIN), document.find(END)
     if start < 0 or end < start:
         raise SystemExit(f"{THREAT_MODEL}: no {BEGIN} … {END} block to fill in")
-    THREAT_MODEL.write_text(document[:start] + threat_block(outcome, plan, seconds, runs)
+    THREAT_MODEL.write_text(document[:start] + threat_block(outcome, plan, seconds, len(runs))
                             + document[end + len(END):], encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""mutmut's results in build/mutants/, read back as modules, mutants and reviewed reasons.
+"""mutmut's results in build/mutants/<group>/, read back as modules, mutants and reviewed reasons.
 
 A mutant is identified for review by where it is and what it changes: its module, its
 function (`Class.method` for a method) and the lines the mutation removes and adds, each
@@ -38,21 +38,28 @@ ALIVE = frozenset({"survived", "no tests", "suspicious"})
 @dataclass(frozen=True, slots=True)
 class Plan:
     threshold: float
-    judges: dict[str, list[str]]  # module -> the test files its mutants are run against
-    later: dict[str, list[str]]  # module -> its judges, for a module not in the run yet
-    later_why: str  # why those are not in the run yet
+    groups: dict[str, dict[str, list[str]]]  # group -> module -> the test files judging it
+
+    @property
+    def judges(self) -> dict[str, list[str]]:
+        """module -> the test files its mutants are run against, over every group."""
+        return {module: files for group in self.groups.values()
+                for module, files in group.items()}
 
     @property
     def modules(self) -> list[str]:
         return list(self.judges)
 
-    @property
-    def tests(self) -> list[str]:
-        """Every test file of the run, once, in the plan's order."""
-        return list(dict.fromkeys(t for files in self.judges.values() for t in files))
+    def group_of(self, module: str) -> str:
+        return next(name for name, group in self.groups.items() if module in group)
 
     def tests_of(self, modules: list[str]) -> list[str]:
+        """The test files judging `modules`, once each, in the plan's order."""
         return list(dict.fromkeys(t for m in modules for t in self.judges[m]))
+
+    def group_tests(self, group: str) -> list[str]:
+        """Every test file of one group's run: mutmut's test selection in its stage."""
+        return self.tests_of(list(self.groups[group]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,16 +142,20 @@ def normal(text: str) -> str:
 
 def load_plan(path: Path) -> Plan:
     data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    judges = {module: list(files) for module, files in data["judges"].items()}
-    empty = sorted(module for module, files in judges.items() if not files)
-    if empty:
-        raise SystemExit(f"{path.name}: [judges] gives no test file for {empty}")
-    later = {module: list(files) for module, files in data.get("later", {}).items()}
-    both = sorted(set(judges) & set(later))
-    if both:
-        raise SystemExit(f"{path.name}: {both} are both in [judges] and in [later]")
-    return Plan(threshold=float(data["threshold"]), judges=judges, later=later,
-                later_why=" ".join(str(data.get("later_why", "")).split()))
+    groups = {name: {module: list(files) for module, files in group.items()}
+              for name, group in data["groups"].items()}
+    seen: dict[str, str] = {}
+    for name, group in groups.items():
+        if not group:
+            raise SystemExit(f"{path.name}: [groups.{name}] names no module")
+        for module, files in group.items():
+            if not files:
+                raise SystemExit(f"{path.name}: [groups.{name}] gives no test file for {module}")
+            if module in seen:
+                raise SystemExit(f"{path.name}: {module} is in [groups.{seen[module]}] and in "
+                                 f"[groups.{name}]")
+            seen[module] = name
+    return Plan(threshold=float(data["threshold"]), groups=groups)
 
 
 def load_reasons(path: Path) -> list[Reason]:
@@ -164,18 +175,18 @@ def load_reasons(path: Path) -> list[Reason]:
 
 
 @contextlib.contextmanager
-def _in_stage() -> Iterator[None]:
+def _in_stage(where: Path) -> Iterator[None]:
     """mutmut's result readers take paths relative to the directory it ran in."""
     before = Path.cwd()
-    os.chdir(stage.STAGE)
+    os.chdir(where)
     try:
         yield
     finally:
         os.chdir(before)
 
 
-def _meta(module: str) -> dict[str, int | None]:
-    path = _meta_path(module)
+def _meta(where: Path, module: str) -> dict[str, int | None]:
+    path = _meta_path(where, module)
     if not path.is_file():
         raise SystemExit(f"no mutmut results for {module} in {path.parent}: run it first")
     codes: dict[str, int | None] = json.loads(path.read_text(encoding="utf-8"))[
@@ -190,26 +201,21 @@ def _status(code: int | None) -> str:
     return status
 
 
-def _meta_path(module: str) -> Path:
-    return stage.STAGE / "mutants" / stage.PACKAGE / f"{module}.meta"
+def _meta_path(where: Path, module: str) -> Path:
+    return where / "mutants" / stage.PACKAGE / f"{module}.meta"
 
 
-def untested(modules: list[str]) -> list[str]:
+def untested(where: Path, modules: list[str]) -> list[str]:
     """mutmut names (or a glob, for a module mutmut has not mutated yet) of the mutants of
-    `modules` that no run has tested: what a batch run of those modules tests."""
+    `modules` (of the group staged in `where`) that no run has tested: what a batch run of
+    those modules tests."""
     names: list[str] = []
     for module in modules:
-        if not _meta_path(module).is_file():
+        if not _meta_path(where, module).is_file():
             names.append(f"horon_bundle.{module.removesuffix('.py').replace('/', '.')}.*")
         else:
-            names += [name for name, code in _meta(module).items() if code is None]
+            names += [name for name, code in _meta(where, module).items() if code is None]
     return names
-
-
-def unkilled(modules: list[str]) -> list[str]:
-    """mutmut names of the mutants of `modules` an earlier run did not kill."""
-    return [name for module in modules for name, code in _meta(module).items()
-            if _status(code) not in KILLED]
 
 
 def _spans(source: str) -> dict[str, tuple[int, int]]:
@@ -270,14 +276,14 @@ def narrowed(tests_by_function: dict[str, set[str]],
     return result
 
 
-def _credited_tests() -> dict[str, set[str]]:
+def _credited_tests(where: Path) -> dict[str, set[str]]:
     """mangled function name (`horon_bundle.core.paths.x_parse`) -> test files that call it."""
-    credited = json.loads((stage.STAGE / CREDITED).read_text(encoding="utf-8"))
+    credited = json.loads((where / CREDITED).read_text(encoding="utf-8"))
     return {name: {test.split("::", 1)[0] for test in tests}
             for name, tests in credited.items()}
 
 
-def collect(modules: list[str], reasons: list[Reason]) -> Outcome:
+def collect(plan: Plan, modules: list[str], reasons: list[Reason]) -> Outcome:
     from mutmut.mutation.diff_apply import get_diff_for_mutant  # noqa: PLC0415
     from mutmut.utils.format_utils import (  # noqa: PLC0415
         mangled_name_from_mutant_name,
@@ -286,17 +292,18 @@ def collect(modules: list[str], reasons: list[Reason]) -> Outcome:
 
     by_key = {reason.key: reason for reason in reasons}
     used: set[tuple[str, str, str, str]] = set()
-    credited = _credited_tests()
     outcome = Outcome(modules=[], stale=[])
-    with _in_stage():
-        for module in modules:
+    for module in modules:
+        where = stage.path(plan.group_of(module))
+        credited = _credited_tests(where)
+        with _in_stage(where):
             path = Path(stage.PACKAGE) / module
             source = (stage.REPO / "tooling" / "horon_bundle" / module).read_text(
                 encoding="utf-8")
             lines, spans = source.splitlines(), _spans(source)
             result = ModuleResult(module=module)
             files: set[str] = set()
-            for name, code in sorted(_meta(module).items()):
+            for name, code in sorted(_meta(where, module).items()):
                 files |= credited.get(mangled_name_from_mutant_name(name), set())
                 function, klass = orig_function_and_class_names_from_key(name)
                 qualified = f"{klass}.{function}" if klass else function

@@ -1,4 +1,5 @@
-"""The directory mutmut runs in (build/mutants/): links to this tree and a generated config.
+"""The directories mutmut runs in (build/mutants/<group>/, one per group of the plan): links to
+this tree and a generated config.
 
 mutmut names a mutant's module after its path with one leading `src/` stripped, and puts
 `mutants/src` first on `sys.path` (taking the original off it). Our package lives in
@@ -23,9 +24,10 @@ else:  # pragma: no cover - the backport our package depends on there
 
 MUTMUT_VERSION = "3.8.1"  # noxfile.py installs it; filters.py edits its operator table
 REPO = Path(__file__).resolve().parents[2]
-STAGE = REPO / "build" / "mutants"
+ROOT = REPO / "build" / "mutants"  # the groups' stages, the example and the target directory
 PACKAGE = "src/horon_bundle"  # the package as the stage sees it
 EXAMPLE = "example"  # the example plugin, built once for the whole run
+TARGET = ROOT / "target"  # the one cargo target directory of every group's tests
 LINKS = {"src": "tooling", "tests": "tests", "templates": "templates", "docs": "docs"}
 
 
@@ -74,27 +76,35 @@ def config(modules: list[str], tests: list[str]) -> str:
         "tool.pytest.ini_options", pytest_settings) + "\n" + _table("tool.mutmut", mutmut)
 
 
-def prepare(modules: list[str], tests: list[str], *, fresh: bool) -> None:
-    if fresh and STAGE.exists():
-        shutil.rmtree(STAGE)
-    STAGE.mkdir(parents=True, exist_ok=True)
+def path(group: str) -> Path:
+    """The stage of one group of the plan."""
+    return ROOT / group
+
+
+def prepare(group: str, modules: list[str], tests: list[str], *, fresh: bool) -> Path:
+    where = path(group)
+    if fresh and where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True, exist_ok=True)
     for name, target in LINKS.items():
-        link = STAGE / name
+        link = where / name
         if not link.is_symlink():
             link.symlink_to(REPO / target, target_is_directory=True)
-    config_path = STAGE / "pyproject.toml"
+    config_path = where / "pyproject.toml"
     if config_path.is_file():  # mutmut discards every result when the selection's order changes
         before = tomllib.loads(config_path.read_text(encoding="utf-8"))["tool"]["mutmut"][
             "pytest_add_cli_args_test_selection"]
         tests = before if sorted(before) == sorted(tests) else tests
     config_path.write_text(config(modules, tests), encoding="utf-8")
+    return where
 
 
 def build_example() -> Path:
-    """Build the example plugin once (the unmutated tree, as a user's build would)."""
-    out = STAGE / EXAMPLE
+    """Build the example plugin once for every group (the unmutated tree, as a user's build
+    would)."""
+    out = ROOT / EXAMPLE
     if not out.is_dir():
         subprocess.run([sys.executable, "-m", "horon_bundle", "build",
                         str(REPO / "templates" / "plugin"), "--out", str(out),
-                        "--target-dir", str(STAGE / "target")], check=True)
+                        "--target-dir", str(TARGET)], check=True)
     return out

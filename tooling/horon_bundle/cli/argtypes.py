@@ -23,12 +23,13 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def named_directory(text: str) -> Path:
-    """A directory named on the command line (`--home`): an empty value is refused, since
-    `Path("")` is the current directory and would silently make it the agent home."""
+def named_path(text: str) -> Path:
+    """A file or directory named on the command line (every path argument of every command):
+    an empty value is refused, since `Path("")` is the current directory and would silently
+    make it the agent home, the output folder or the bundle read."""
     if not text:
-        raise argparse.ArgumentTypeError("an empty path; name the directory (use . for the "
-                                         "current one)")
+        raise argparse.ArgumentTypeError("an empty path; name the file or directory (use . "
+                                         "for the current directory)")
     return Path(text)
 
 

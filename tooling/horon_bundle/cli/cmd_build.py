@@ -9,7 +9,7 @@ from horon_bundle.build.kind import HARNESS, KINDS, find_workspace_root, workspa
 from horon_bundle.build.pipeline import build
 from horon_bundle.build.request import BuildRequest
 from horon_bundle.cli import github, render
-from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
 from horon_bundle.cli.words import plural, shown_path
 from horon_bundle.core.errors import EXIT_OK
@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Build the declared library with cargo (or bind a prebuilt one through its artifact "
         "record), gate it, assemble and verify the bundle, write its archive."
     )
-    parser.add_argument("workspace", nargs="?", type=Path, default=None,
+    parser.add_argument("workspace", nargs="?", type=named_path, default=None,
                         help="plugin workspace holding horon-release.toml, or a harness plugin "
                              "or marketplace (.claude-plugin/, .muse-plugin/) (default: the one "
                              "holding the current directory, found like cargo finds "
@@ -43,13 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument("--all-targets", action="store_true", help="every declared target")
     parser.add_argument("--channel", choices=("release", "qa"), default="release",
                         help="release (the declared features) or qa (plus qa-features)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=named_path, default=None,
                         help="output directory, anywhere (default: WORKSPACE/dist)")
-    parser.add_argument("--target-dir", type=Path,
+    parser.add_argument("--target-dir", type=named_path,
                         help="cargo target directory (default: cargo's own, WORKSPACE/target "
                              "unless CARGO_TARGET_DIR or .cargo/config.toml say otherwise)")
-    parser.add_argument("--prebuilt", type=Path, help="a library built elsewhere")
-    parser.add_argument("--record", type=Path,
+    parser.add_argument("--prebuilt", type=named_path, help="a library built elsewhere")
+    parser.add_argument("--record", type=named_path,
                         help="the artifact record `horon-bundle compile` wrote for --prebuilt")
     parser.add_argument("--builder-id", help="builder identity recorded in provenance")
     parser.add_argument("--require-signed-record", action="store_true",

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.build.compile import compile_records
 from horon_bundle.build.request import CompileRequest
 from horon_bundle.cli import render
-from horon_bundle.cli.argtypes import positive_seconds
+from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK
 
@@ -18,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Build the declared library on this (native) runner and write an artifact record "
         "binding it, for `build --prebuilt LIB --record REC` elsewhere."
     )
-    parser.add_argument("workspace", nargs="?", type=Path, default=None,
+    parser.add_argument("workspace", nargs="?", type=named_path, default=None,
                         help="plugin workspace holding horon-release.toml (default: the one "
                              "holding the current directory)")
     parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to compile")
@@ -26,9 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="declared target triple (repeatable; default: the host's)")
     parser.add_argument("--channel", choices=("release", "qa"), default="release",
                         help="release (the declared features) or qa (plus qa-features)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=named_path, default=None,
                         help="output directory, anywhere (default: WORKSPACE/dist)")
-    parser.add_argument("--target-dir", type=Path,
+    parser.add_argument("--target-dir", type=named_path,
                         help="cargo target directory (default: cargo's own)")
     parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0,
                         help="seconds the child-process handshake may take")

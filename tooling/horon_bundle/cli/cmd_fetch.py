@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.cli import render
-from horon_bundle.cli.argtypes import named_directory
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.home_args import home_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.fetch import FetchRequest, fetch
@@ -22,13 +21,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "not exist). Links, '..' and absolute entries are refused before anything is written; "
         "the executable bit is kept. See docs/harness.md."
     )
-    parser.add_argument("ref", type=Path, metavar="REF", help="the <zip>.ref.json")
-    parser.add_argument("--into", type=Path, metavar="DIR", required=True,
+    parser.add_argument("ref", type=named_path, metavar="REF", help="the <zip>.ref.json")
+    parser.add_argument("--into", type=named_path, metavar="DIR", required=True,
                         help="the directory to create (its parent must exist)")
-    parser.add_argument("--zip", type=Path, metavar="PATH",
+    parser.add_argument("--zip", type=named_path, metavar="PATH",
                         help="the zip the ref names (default: the home's store, else beside "
                              "the ref)")
-    parser.add_argument("--home", type=named_directory, metavar="DIR",
+    parser.add_argument("--home", type=named_path, metavar="DIR",
                         help="the agent home whose store is searched (default: "
                              "$HORON_AGENT_HOME, else $XDG_DATA_HOME/horon-agent, else "
                              "~/.local/share/horon-agent)")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.inspection.view import inspect_path
 
 
@@ -17,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "graph as a tree with QA providers marked, and every file's size and SHA-256. Exit 0 "
         "when the bundle verifies, 1 when it is refused (what could be read is still shown)."
     )
-    parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or .zip")
+    parser.add_argument("path", type=named_path, metavar="PATH", help="bundle directory or .zip")
     parser.add_argument("--json", action="store_true",
                         help="print the horon.inspect-report.v1 document on stdout")
     parser.set_defaults(run=run)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core.errors import EXIT_OK
@@ -29,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "nothing. The same bytes again are 'already installed'; other bytes under an "
         "installed version are refused. POSIX only; see docs/install.md."
     )
-    parser.add_argument("path", type=Path, metavar="PATH",
+    parser.add_argument("path", type=named_path, metavar="PATH",
                         help="bundle directory or .zip; a harness .zip or <zip>.ref.json")
     parser.add_argument("--enable", action="store_true",
                         help="also enable this version for its target (replacing the one "
@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse an archive without a valid <archive>.sigstore.json from "
                              "the named signer")
-    parser.add_argument("--policy", type=Path, metavar="FILE",
+    parser.add_argument("--policy", type=named_path, metavar="FILE",
                         help="audit policy (TOML, docs/auditing.md): every requirement must hold")
     add_home_arguments(parser, writes=True)
     add_signer_arguments(parser, what="the archive")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.scaffold.new import NewRequest, new_workspace
@@ -21,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("name", metavar="NAME",
                         help="the plugin id and cargo package name, e.g. acme-notes")
-    parser.add_argument("--dir", type=Path, default=None, metavar="D",
+    parser.add_argument("--dir", type=named_path, default=None, metavar="D",
                         help="the directory to create (default: ./NAME); it must not exist")
     parser.add_argument("--license", choices=LICENSES, default="Apache-2.0",
                         help="the licence of the new plugin (default: Apache-2.0)")

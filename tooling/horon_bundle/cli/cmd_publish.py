@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import github, render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK, Refused
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "HORON_PUBLISH_ENABLED is exactly 'true' and the destination is set; otherwise print "
         "one line saying why it was skipped and exit 0."
     )
-    parser.add_argument("dist_dir", nargs="?", type=Path, default=None, metavar="DIST_DIR",
+    parser.add_argument("dist_dir", nargs="?", type=named_path, default=None, metavar="DIST_DIR",
                         help="directory `build --out` wrote (default: the dist/ of the "
                              "plugin workspace holding the current directory, else ./dist)")
     parser.add_argument("--dry-run", action="store_true",
@@ -35,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-signature", action="store_true",
                         help="every archive needs a valid <archive>.sigstore.json from the "
                              "signer named below")
-    parser.add_argument("--workspace", action="append", type=Path, default=[],
+    parser.add_argument("--workspace", action="append", type=named_path, default=[],
                         help="also check this workspace's horon-release.toml (repeatable)")
     add_signer_arguments(parser, what="each archive (with --require-signature)")
     parser.set_defaults(run=run)

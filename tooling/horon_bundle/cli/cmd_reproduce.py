@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core.errors import exit_status_for
 from horon_bundle.reproduce.rebuild import reproduce
 from horon_bundle.reproduce.report import IDENTICAL
@@ -18,10 +18,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "library and sidecars byte for byte and every other file (provenance field by field, "
         "builder id excepted). Exit 0 identical, 1 different."
     )
-    parser.add_argument("path", type=Path, metavar="PATH", help="bundle directory or archive")
-    parser.add_argument("--source", type=Path, required=True, metavar="DIR",
+    parser.add_argument("path", type=named_path, metavar="PATH", help="bundle directory or archive")
+    parser.add_argument("--source", type=named_path, required=True, metavar="DIR",
                         help="the plugin workspace checkout to rebuild from")
-    parser.add_argument("--out", type=Path, metavar="DIR",
+    parser.add_argument("--out", type=named_path, metavar="DIR",
                         help="keep the rebuilt bundle here (default: a temporary directory)")
     parser.add_argument("--json", action="store_true",
                         help="print the horon.reproduce-report.v1 report on stdout")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.sign.files import prepare, sign_files
 from horon_bundle.sign.signer import ambient_signer
@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "<archive>.provenance.sigstore.json, a DSSE envelope over the provenance statement). "
         "Never interactive: with no identity, exit 3."
     )
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+    parser.add_argument("files", nargs="+", type=named_path, metavar="FILE",
                         help="bundle archives or harness zips (.zip) and artifact records "
                              "(record.json)")
     parser.add_argument("--staging", action="store_true",

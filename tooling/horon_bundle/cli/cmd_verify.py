@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from horon_bundle.cli import github, render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused, exit_status_for
@@ -26,13 +27,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Verify bundles offline: strict plugin.json, layout, checksums, provenance binding, "
         "evidence, graph, features; signatures and an audit policy; harness zips and refs."
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+    parser.add_argument("paths", nargs="+", type=named_path, metavar="PATH",
                         help="bundle directory, .zip archive, or a harness <zip>.ref.json")
     parser.add_argument("--json", action="store_true", help="print the report on stdout")
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse an archive without a valid <archive>.sigstore.json from "
                              "the named signer")
-    parser.add_argument("--policy", type=Path, metavar="FILE",
+    parser.add_argument("--policy", type=named_path, metavar="FILE",
                         help="audit policy (TOML, docs/auditing.md): every requirement reported")
     add_signer_arguments(parser, what="each archive")
     harness = parser.add_argument_group("harness bundles (docs/harness.md)")

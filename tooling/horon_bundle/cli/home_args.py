@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.cli.argtypes import named_directory, positive_seconds
+from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.install.harness_survey import HARNESS, installed_kind
@@ -24,7 +24,7 @@ from horon_bundle.load.host import triple_from_platform
 
 
 def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None = None) -> None:
-    parser.add_argument("--home", type=named_directory, metavar="DIR",
+    parser.add_argument("--home", type=named_path, metavar="DIR",
                         help="the agent home (default: $HORON_AGENT_HOME, else "
                              "$XDG_DATA_HOME/horon-agent, else ~/.local/share/horon-agent)")
     parser.add_argument("--json", action="store_true", help="print the result on stdout")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.model.signer import SignerIdentity, signer_identity
@@ -25,7 +25,7 @@ def add_signer_arguments(parser: Any, *, what: str) -> None:
     group.add_argument("--github-ref", metavar="REF",
                        help="… for this git ref (e.g. refs/tags/v1.2.0)")
     roots = group.add_mutually_exclusive_group()
-    roots.add_argument("--trust-root", type=Path, metavar="FILE",
+    roots.add_argument("--trust-root", type=named_path, metavar="FILE",
                        help="pin this Sigstore trusted_root.json (default: the production root "
                             "shipped with sigstore)")
     roots.add_argument("--staging", action="store_true",
