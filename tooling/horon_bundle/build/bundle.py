@@ -9,6 +9,7 @@ from horon_bundle.build.archive import write_archive, write_digest_file
 from horon_bundle.build.assemble import StagedFile, assemble_bundle, manifest_assets
 from horon_bundle.build.compiled import CompiledLibrary
 from horon_bundle.build.request import BuildResult
+from horon_bundle.build.stale_signatures import discard_stale_signatures
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import Digest
@@ -86,7 +87,9 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
     archive = out / f"{name}.zip"
     digest = write_archive(assembled.directory, assembled.files, archive, epoch=epoch)
     write_digest_file(archive, digest)
+    removed = discard_stale_signatures(
+        archive, digest.sha256, (assembled.directory / PROVENANCE_NAME).read_bytes())
     return BuildResult(bundle=assembled.directory, archive=archive, archive_sha256=digest.sha256,
                        manifest=assembled.manifest,
                        qa_providers=tuple(p["chain"] or "" for p in judged.qa_providers),
-                       notes=library.notes)
+                       notes=library.notes + removed)

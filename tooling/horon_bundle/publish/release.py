@@ -11,8 +11,6 @@ once: the bytes checked are the bytes uploaded.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from horon_bundle.model.sidefiles import (
     BUILD_RECORD_SUFFIX,
     DIGEST_SUFFIX,
     SIGNATURE_SUFFIX,
+    signed_digest,
 )
 
 RECEIPT_NAME = "publish-receipt.json"
@@ -217,7 +216,7 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
                      f"{name}: not a Sigstore bundle (mediaType {str(media_type)[:60]!r})")
         return None
     if over is not None:
-        signed = _message_digest(document)
+        signed = signed_digest(document)
         if signed is not None and signed != over.sha256:
             what = f"signs sha256 {signed}" if signed else "names no SHA-256 it signs"
             findings.add(codes.PUBLISH_SIDE_FILE,
@@ -226,23 +225,6 @@ def read_signature(archive: Path, findings: Findings, *, suffix: str = SIGNATURE
             return None
     return SideFile(role=role, name=name, data=data, digest=hash_bytes(data),
                     media_type=media_type.split(";", 1)[0])
-
-
-def _message_digest(document: object) -> str | None:
-    """The SHA-256 (hex) a message-signature bundle says it signs; None for another kind
-    (a DSSE envelope) or a digest in another algorithm. Malformed: an empty string."""
-    signature = document.get("messageSignature") if isinstance(document, dict) else None
-    if signature is None:
-        return None
-    digest = signature.get("messageDigest") if isinstance(signature, dict) else None
-    if not isinstance(digest, dict) or digest.get("algorithm") != "SHA2_256":
-        return None if isinstance(digest, dict) else ""
-    value = digest.get("digest")
-    try:
-        raw = base64.b64decode(value, validate=True) if isinstance(value, str) else b""
-    except binascii.Error:
-        raw = b""
-    return raw.hex() if len(raw) == 32 else ""
 
 
 def read_ref_file(archive: Path, digest: Digest, name: str, findings: Findings) -> SideFile | None:

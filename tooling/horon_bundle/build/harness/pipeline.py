@@ -51,6 +51,7 @@ def build_harness(request: HarnessBuildRequest,
             for b in built], [{"name": name, "source": why} for name, why in skipped]))
     notes = [] if source.revision else ["the workspace is not a git checkout: no source "
                                         "revision is recorded"]
+    notes += [note for item in built for note in item.notes]
     return HarnessBuildResult(built=tuple(built), warnings=tuple(warnings),
                               skipped=tuple(name for name, _ in skipped), index=index,
                               notes=tuple(notes))

@@ -22,6 +22,7 @@ from horon_bundle.build.harness.files import (
     refuse_output_over_plugin,
 )
 from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuilt
+from horon_bundle.build.stale_signatures import discard_stale_signatures
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.files import staging_directory, write_atomic, write_new
@@ -167,8 +168,10 @@ def write(planned: PlannedPlugin, request: HarnessBuildRequest, source: SourceIn
             unverified.unlink(missing_ok=True)
     reference = ref_path(final)
     write_atomic(reference, BundleRef(name=catalogue.name, sha256=digest.sha256).to_bytes())
+    removed = discard_stale_signatures(final, digest.sha256, generated[PROVENANCE_NAME])
     return HarnessBuilt(name=catalogue.name, version=catalogue.version, zip=final,
-                        ref=reference, sha256=digest.sha256, events=catalogue.events)
+                        ref=reference, sha256=digest.sha256, events=catalogue.events,
+                        notes=removed)
 
 
 def _verify_written(archive: Path, catalogue: Catalogue, request: HarnessBuildRequest) -> None:

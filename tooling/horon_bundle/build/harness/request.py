@@ -29,6 +29,7 @@ class HarnessBuilt:
     ref: Path
     sha256: str
     events: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # e.g. a stale signature removed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
