@@ -306,3 +306,19 @@ def test_a_link_cycle_inside_the_root_is_refused_not_followed_forever(tmp_path: 
     result = cli("build", workspace, "--out", tmp_path / "out")
     assert_refused(result, "harness.path-unsafe")
     assert "cycle" in result.stderr
+
+
+def test_a_number_beyond_a_double_is_refused_not_read_as_infinity(tmp_path: Path) -> None:
+    """Plugin JSON admits any number (a host's JSON.parse does), but `1e400` is Infinity to
+    one reader and an error to another: a hook timeout of 1e400 would be a hook without any
+    timeout. Refused with its file named, nothing written."""
+    workspace = write_plugin(tmp_path / "plugin")
+    hooks = workspace / "hooks" / "hooks.json"
+    text = hooks.read_text()
+    assert '"timeout": 10' in text
+    hooks.write_text(text.replace('"timeout": 10', '"timeout": 1e400'))
+    out = tmp_path / "out"
+    result = cli("build", workspace, "--out", out)
+    assert_refused(result, "json.nonfinite")
+    assert "hooks/hooks.json: number 1e400 is beyond a double's range" in result.stderr
+    assert not out.exists()

@@ -10,6 +10,7 @@ for lone surrogates afterwards.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, NoReturn
 
@@ -132,8 +133,16 @@ def _any_int(text: str) -> int:
     return int(text)
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # float() turns 1e400 into inf: JSON has no infinities
+        raise _Reject(codes.JSON_NONFINITE, f"number {text[:40]} is beyond a double's range",
+                      "Write a number a double can hold (at most about 1.8e308).")
+    return value
+
+
 _TOOL_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant,
-                                 parse_int=_any_int, strict=True)
+                                 parse_float=_finite_float, parse_int=_any_int, strict=True)
 
 
 def read_json(
