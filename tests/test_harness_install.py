@@ -524,3 +524,26 @@ def test_an_uninstall_whose_zip_cannot_be_removed_says_the_record_is_gone(
         subprocess.run(["chattr", "-i", str(stored)], capture_output=True, check=False)
     assert hb("list", "--json", home=home).json()["harness_bundles"][0]["state"] == "unrecorded"
     assert hb("install", harness_zip, home=home).status == 0  # a harness writer: swept, stored
+
+
+def test_a_missing_or_malformed_ref_is_named_not_the_zip_it_would_name(
+        harness_zip: Path, tmp_path: Path) -> None:
+    """`install X.zip.ref.json` reads the ref first, as `verify` and `fetch` do: an absent ref
+    is "no such file" for the ref, never a missing zip; a malformed one is refused by its own
+    code even when its zip is there. Nothing is written into the home."""
+    home = tmp_path / "home"
+    absent = tmp_path / f"{harness_zip.name}.ref.json"
+    result = cli("install", absent, "--home", home)
+    assert_refused(result, "input.unreadable")
+    assert f"ref {absent}: no such file or directory" in result.stderr
+    assert "ref.zip-missing" not in result.stderr
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    shutil.copy(harness_zip, beside)
+    malformed = beside / f"{harness_zip.name}.ref.json"
+    malformed.write_text('{"name": "guard-kit"}\n')
+    result = cli("install", malformed, "--home", home)
+    assert result.status == 1 and "Traceback" not in result.stderr
+    assert result.codes and "ref.zip-missing" not in result.codes, result.stderr
+    assert malformed.name in result.stderr
+    assert not home.exists()

@@ -24,6 +24,7 @@ from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.harness.judge import PROVING_CHECKS
+from horon_bundle.verify.harness.ref import read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.route import verify_any
 
@@ -64,6 +65,7 @@ def zip_of(path: Path, harness: HarnessOptions) -> Path:
             raise Refused.one(codes.INSTALL_HARNESS_DIRECTORY,
                               f"{path}: a harness bundle directory; install its zip (or ref)")
         return path
+    read_ref(path)  # the ref first: a missing or malformed ref is named, not the zip it names
     zipped = Path(harness.zip_path) if harness.zip_path else zip_of_ref(path)
     if zipped is None:
         raise Refused.one(codes.REF_ZIP_MISSING,
