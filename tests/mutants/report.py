@@ -43,8 +43,9 @@ def _survivor(mutant: Mutant) -> str:
 def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
     how = "one run" if runs == 1 else f"{runs} runs (groups of modules, re-tests after tests " \
         "were added), in total"
+    more = f" (and {len(outcome.incomplete)} not complete yet)" if outcome.incomplete else ""
     return (f"{outcome.killed} of {outcome.total} mutants killed over {len(outcome.modules)} "
-            f"modules: **kill ratio {_percent(outcome.ratio)}** (threshold "
+            f"modules{more}: **kill ratio {_percent(outcome.ratio)}** (threshold "
             f"{_percent(plan.threshold)}), mutmut {stage.MUTMUT_VERSION}, {how} "
             f"{_duration(seconds)} on this machine")
 
@@ -60,12 +61,14 @@ def _run_line(number: int, run: dict[str, Any]) -> str:
 
 
 def _groups(plan: Plan, runs: list[dict[str, Any]]) -> list[str]:
-    """Per group: its modules and the time of its last fresh run (what one run of it costs)."""
-    lines = ["| group | modules | its last fresh run |", "|---|---|---:|"]
+    """Per group: its modules and the time of the runs whose results it holds (a stage's log
+    starts at its last fresh run): what its results cost on this machine."""
+    lines = ["| group | modules | its runs | their time |", "|---|---|---:|---:|"]
     for name, group in plan.groups.items():
-        fresh = [run for run in runs if run.get("group") == name and run.get("fresh")]
-        took = _duration(fresh[-1]["seconds"]) if fresh else "none yet"
-        lines.append(f"| `{name}` | " + ", ".join(f"`{m}`" for m in group) + f" | {took} |")
+        own = [run for run in runs if run.get("group") == name]
+        took = _duration(sum(run["seconds"] for run in own)) if own else "none yet"
+        lines.append(f"| `{name}` | " + ", ".join(f"`{m}`" for m in group)
+                     + f" | {len(own)} | {took} |")
     return lines
 
 
@@ -93,6 +96,8 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
     lines.append(f"| **all** | {outcome.total} | {outcome.killed} | "
                  f"{sum(m.count(frozenset({'timeout', 'segfault'})) for m in outcome.modules)} "
                  f"| {len(outcome.alive)} | **{_percent(outcome.ratio)}** |")
+    if outcome.incomplete:
+        lines += ["", "## Modules not complete yet", "", *_incomplete(outcome)]
     lines += ["", "## Surviving mutants and why they may live", ""]
     alive = outcome.alive
     lines += [_survivor(mutant) for mutant in alive] if alive else ["None."]
@@ -111,13 +116,29 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
     return "\n".join(lines) + "\n"
 
 
+def _incomplete(outcome: Outcome) -> list[str]:
+    """The modules a stopped run left with untested mutants: not in the ratio above."""
+    lines = ["A run stopped before it tested every mutant of these modules, so they are not in "
+             "the kill ratio above; `nox -s mutants -- GROUP` tests the rest (the results so "
+             "far are kept):", "",
+             "| module | mutants | tested | killed so far | alive so far |",
+             "|---|---:|---:|---:|---:|"]
+    lines += [f"| `{m.module}` | {len(m.mutants)} | {m.tested} | {m.killed} | {len(m.alive)} |"
+              for m in outcome.incomplete]
+    return lines
+
+
 def threat_block(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
     head = headline(outcome, plan, seconds, runs)
     lines = [BEGIN,
              f"**Mutation kill ratio (`nox -s mutants`):** {head}. "
              "Modules mutated: " + ", ".join(f"`{m.module}`" for m in outcome.modules) + ". "
-             "Per module, and the tests credited: [mutants.md](mutants.md).", "",
-             "The surviving mutants and their reasons:", ""]
+             "Per module, and the tests credited: [mutants.md](mutants.md).", ""]
+    if outcome.incomplete:
+        lines += ["Modules holding critical checks whose run is **not complete** yet: "
+                  + ", ".join(f"`{m.module}` ({m.tested} of {len(m.mutants)} mutants tested)"
+                              for m in outcome.incomplete) + ".", ""]
+    lines += ["The surviving mutants and their reasons:", ""]
     alive = outcome.alive
     lines += [_survivor(mutant) for mutant in alive] if alive else ["None."]
     return "\n".join([*lines, END])
@@ -136,7 +157,7 @@ def write_docs(text: str, outcome: Outcome, plan: Plan, seconds: float, *,
 
 def passed(outcome: Outcome, plan: Plan) -> bool:
     return (outcome.ratio >= plan.threshold and not outcome.unchecked and not outcome.stale
-            and all(mutant.reason for mutant in outcome.alive))
+            and not outcome.incomplete and all(mutant.reason for mutant in outcome.alive))
 
 
 def summary(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
@@ -150,6 +171,8 @@ def summary(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
     lines += [f"STALE REASON: {r.module} {r.function} {r.original!r} -> {r.mutated!r}"
               for r in outcome.stale]
     lines += [f"NOT CHECKED: {m.name} ({m.status})" for m in outcome.unchecked]
+    lines += [f"INCOMPLETE: {m.module}: {m.tested} of {len(m.mutants)} mutants tested"
+              for m in outcome.incomplete]
     if outcome.ratio < plan.threshold:
         lines.append(f"FAILED: kill ratio under {_percent(plan.threshold)}")
     return "\n".join(lines)

@@ -108,11 +108,16 @@ class ModuleResult:
     def alive(self) -> list[Mutant]:
         return [m for m in self.mutants if m.status in ALIVE]
 
+    @property
+    def tested(self) -> int:
+        return self.count(KILLED | ALIVE)
+
 
 @dataclass(slots=True)
 class Outcome:
-    modules: list[ModuleResult]
+    modules: list[ModuleResult]  # every mutant of each has a result
     stale: list[Reason]  # reasons of these modules that matched no surviving mutant
+    incomplete: list[ModuleResult] = field(default_factory=list)  # some mutants untested
 
     @property
     def total(self) -> int:
@@ -323,3 +328,13 @@ def collect(plan: Plan, modules: list[str], reasons: list[Reason]) -> Outcome:
             outcome.modules.append(result)
     outcome.stale = [r for r in reasons if r.module in modules and r.key not in used]
     return outcome
+
+
+def split_complete(outcome: Outcome) -> Outcome:
+    """The modules every mutant of which has a result, and apart those a stopped run left with
+    untested mutants (what `nox -s mutants -- GROUP` continues): only complete modules are
+    judged against the threshold, and only their reasons can be stale."""
+    complete = [m for m in outcome.modules if m.tested == len(m.mutants)]
+    done = {m.module for m in complete}
+    return Outcome(modules=complete, stale=[r for r in outcome.stale if r.module in done],
+                   incomplete=[m for m in outcome.modules if m.module not in done])

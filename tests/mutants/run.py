@@ -117,10 +117,10 @@ def _run_group(where: Path, names: list[str], max_children: int) -> None:
 
 
 def _unexplained(plan: results.Plan, modules: list[str]) -> list[str]:
-    """mutmut names of the mutants of `modules` an earlier run left alive (or never tested)
-    and that have no reviewed reason: what a resumed run re-tests."""
+    """mutmut names of the mutants of `modules` an earlier run left alive and that have no
+    reviewed reason: what a resumed run re-tests (the untested ones are a `WORD` run's)."""
     outcome = results.collect(plan, modules, results.load_reasons(SURVIVORS))
-    return [m.name for m in [*outcome.alive, *outcome.unchecked] if not m.reason]
+    return [m.name for m in outcome.alive if not m.reason]
 
 
 def _record_run(where: Path, modules: list[str], *, fresh: bool, resume: bool) -> None:
@@ -217,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [module for module in shown if module not in done]
     if missing:
         raise SystemExit(f"no run of {missing} in {stage.ROOT}: run them first")
-    outcome = results.collect(plan, shown, results.load_reasons(SURVIVORS))
+    outcome = results.split_complete(results.collect(plan, shown,
+                                                     results.load_reasons(SURVIVORS)))
     seconds = sum(run["seconds"] for run in runs)
     whole = shown == plan.modules
     text = report.markdown(outcome, plan=plan, tests=plan.tests_of(shown), seconds=seconds,
