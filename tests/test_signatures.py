@@ -8,6 +8,7 @@ stop at once with exit 3 and a hint, writing nothing.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.resources
 import json
@@ -21,15 +22,21 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from sigstore.errors import VerificationError
 from sigstore.models import Bundle
 from sigstore.verify import Verifier, policy
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import Digest
-from horon_bundle.model.signer import SignerIdentity, signer_identity
+from horon_bundle.model.signer import (
+    GITHUB_ISSUER,
+    CertifiedSource,
+    SignerIdentity,
+    signer_identity,
+)
 from horon_bundle.sign import files as signing_files
 from horon_bundle.sign import signer as signing
-from horon_bundle.verify.signature import SignatureVerifier, verify_file
+from horon_bundle.verify.signature import SignatureVerifier, require_signature, verify_file
 from horon_bundle.verify.trust import (
     PINNED,
     PRODUCTION,
@@ -496,3 +503,201 @@ def test_a_provenance_signature_that_is_no_dsse_envelope_is_refused(
     assert checks["signature.present"]["result"] == "skip"
     assert checks["signature.provenance"]["result"] == "fail"
     assert "DSSE" in checks["signature.provenance"]["findings"][0]["message"]
+
+
+# --- what a verification reports, field by field (mutation testing, issue 10) ------------------
+
+def _bundle_of(signed_text: Path) -> Bundle:
+    return Bundle.from_json((signed_text.parent / "bundle_v3.txt.sigstore.json").read_bytes())
+
+
+@pytest.mark.disable_socket
+def test_a_verified_signature_reports_its_root_signer_digest_and_certificate(
+        signed_text: Path) -> None:
+    verifier = _verifier()
+    assert verifier.trust.sha256 == hashlib.sha256(_shipped_root(STAGING_TUF_URL)).hexdigest()
+    result = verify_file(signed_text, verifier, required=True)
+    assert {c.name: (c.status, c.note) for c in result.checks} == {
+        "signature.present": ("pass", "bundle_v3.txt.sigstore.json"),
+        "signature.valid": ("pass", f"Sigstore staging root shipped with sigstore (sha256 "
+                                    f"{verifier.trust.sha256}); signer: identity {IDENTITY}, "
+                                    f"OIDC issuer {ISSUER}"),
+        "signature.identity": ("pass", f"identity {IDENTITY}"),
+        "signature.issuer": ("pass", f"OIDC issuer {ISSUER}")}
+    assert result.verified is True
+    assert result.certified is not None
+    assert result.certified == CertifiedSource.of(_bundle_of(signed_text).signing_certificate)
+    data = signed_text.read_bytes()
+    assert result.artifact_digest == Digest(hashlib.sha256(data).hexdigest(), len(data))
+    assert require_signature(signed_text, verifier) == result.artifact_digest
+
+
+@pytest.mark.disable_socket
+def test_a_sound_signature_of_another_signer_and_issuer(signed_text: Path) -> None:
+    """Both the identity and the issuer are wrong: the diagnostic run still finds the signature
+    itself sound, and nothing is certified."""
+    wanted = signer_identity(github_repository="sigstore/sigstore-js")
+    assert wanted is not None
+    result = verify_file(signed_text, SignatureVerifier(trust=load_trust(TrustChoice(STAGING)),
+                                                        identity=wanted), required=True)
+    checks = {c.name: c for c in result.checks}
+    assert (checks["signature.valid"].status, checks["signature.valid"].findings) == ("pass", [])
+    assert checks["signature.valid"].note == ("signature and log entry verify; the signer does "
+                                              "not match")
+    assert [f.code.name for f in checks["signature.identity"].findings] == [
+        "signature.identity"]
+    assert [f.code.name for f in checks["signature.issuer"].findings] == ["signature.issuer"]
+    assert checks["signature.identity"].note == (
+        "source repository https://github.com/sigstore/sigstore-js")
+    assert checks["signature.issuer"].note == f"OIDC issuer {GITHUB_ISSUER}"
+    assert result.verified is False
+    assert result.certified is None
+
+
+@pytest.mark.disable_socket
+def test_a_changed_byte_reports_sigstores_own_reason(signed_text: Path) -> None:
+    signed_text.write_bytes(signed_text.read_bytes() + b"!")
+    verifier = _verifier()
+    with pytest.raises(VerificationError) as sigstore_says:
+        verifier.trust.verifier.verify_artifact(
+            signed_text.read_bytes(), _bundle_of(signed_text),
+            policy.Identity(identity=IDENTITY, issuer=ISSUER))
+    reason = str(sigstore_says.value).strip().splitlines()[0]
+    result = verify_file(signed_text, verifier, required=True)
+    assert [(f.code.name, f.message) for f in result.findings] == [
+        ("signature.invalid", f"the signature does not verify: {reason}")]
+    assert result.verified is False
+    assert result.certified is None
+
+
+@pytest.mark.disable_socket
+def test_an_unanchored_or_malformed_signature_skips_the_signer_checks(signed_text: Path) -> None:
+    unanchored = verify_file(signed_text, _verifier(PRODUCTION), required=True)
+    assert [(c.name, c.status, c.note) for c in unanchored.checks[2:]] == [
+        ("signature.identity", "skip", "the certificate is not anchored in the root"),
+        ("signature.issuer", "skip", "the certificate is not anchored in the root")]
+    assert unanchored.verified is False
+    assert unanchored.certified is None
+    (signed_text.parent / "bundle_v3.txt.sigstore.json").write_text("[]")
+    malformed = verify_file(signed_text, _verifier(), required=True)
+    assert [(c.name, c.status, c.note) for c in malformed.checks] == [
+        ("signature.present", "pass", "bundle_v3.txt.sigstore.json"),
+        ("signature.valid", "fail", ""),
+        ("signature.identity", "skip", "the signature is malformed"),
+        ("signature.issuer", "skip", "the signature is malformed")]
+    assert malformed.verified is False
+    assert malformed.findings[0].code.name == "signature.invalid"
+
+
+def test_an_absent_signature_verifies_nothing(tmp_path: Path) -> None:
+    artifact = tmp_path / "a.txt"
+    artifact.write_bytes(b"a")
+    for required in (True, False):
+        result = verify_file(artifact, _verifier(), required=required)
+        assert result.verified is False
+        assert result.certified is None
+        assert result.artifact_digest is None
+
+
+@pytest.mark.disable_socket
+def test_a_signed_artifact_that_is_a_symlink_or_absent_is_refused(signed_text: Path) -> None:
+    link = signed_text.parent / "link.txt"
+    link.symlink_to(signed_text.name)
+    shutil.copyfile(DATA / "bundle_v3.txt.sigstore", signed_text.parent / "link.txt.sigstore.json")
+    with pytest.raises(Refused) as refused:
+        verify_file(link, _verifier(), required=True)
+    assert refused.value.codes() == ["input.not-a-file"]
+    signed_text.unlink()
+    with pytest.raises(Refused) as refused:
+        verify_file(signed_text, _verifier(), required=True)
+    assert refused.value.codes() == ["input.unreadable"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux /proc")
+@pytest.mark.disable_socket
+def test_a_signed_artifact_that_fails_to_read_is_unreadable() -> None:
+    """/proc/self/mem is a regular file whose first page is unmapped: it opens, and reading
+    it fails with EIO while it is hashed."""
+    with pytest.raises(Refused) as refused:
+        verify_file(Path("/proc/self/mem"), _verifier(), required=True,
+                    signature=DATA / "bundle_v3.txt.sigstore")
+    assert [(f.code.name, f.message) for f in refused.value.findings] == [
+        ("input.unreadable", "/proc/self/mem: Input/output error")]
+
+
+def _nested(depth: int) -> str:
+    return '{"mediaType": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.disable_socket
+def test_signature_nesting_is_capped_at_32(signed_text: Path) -> None:
+    signature = signed_text.parent / "bundle_v3.txt.sigstore.json"
+    signature.write_text(_nested(33))
+    result = verify_file(signed_text, _verifier(), required=True)
+    assert [(f.code.name, f.message.split(":")[0]) for f in result.findings] == [
+        ("json.too-deep", "bundle_v3.txt.sigstore.json")]
+    signature.write_text(_nested(32))  # within the cap: parsed, then not a Sigstore bundle
+    result = verify_file(signed_text, _verifier(), required=True)
+    assert [f.code.name for f in result.findings] == ["signature.invalid"]
+
+
+def test_trust_root_nesting_and_size_caps(tmp_path: Path) -> None:
+    root = tmp_path / "trusted_root.json"
+    for depth, code in ((17, "json.too-deep"), (16, "signature.trust-root-file")):
+        root.write_text(_nested(depth))
+        with pytest.raises(Refused) as refused:
+            load_trust(TrustChoice(PINNED, root))
+        assert refused.value.codes() == [code]
+        assert refused.value.findings[0].message.startswith(f"{root}: ")
+    shipped = _shipped_root(STAGING_TUF_URL)
+    padded = shipped + b" " * ((1 << 20) + 1 - len(shipped))  # past JSON's default cap of 1 MiB
+    root.write_bytes(padded)
+    trust = load_trust(TrustChoice(PINNED, root))
+    assert trust.sha256 == hashlib.sha256(padded).hexdigest()
+    root.write_bytes(shipped + b" " * ((4 << 20) + 1 - len(shipped)))
+    with pytest.raises(Refused) as refused:
+        load_trust(TrustChoice(PINNED, root))
+    assert refused.value.codes() == ["input.too-large"]
+
+
+def test_an_unusable_trust_root_names_the_first_line_of_the_reason(tmp_path: Path) -> None:
+    root = tmp_path / "trusted_root.json"
+    root.write_text("{}")  # pydantic: "4 validation errors for TrustedRoot\nmediaType\n ..."
+    with pytest.raises(Refused) as refused:
+        load_trust(TrustChoice(PINNED, root))
+    assert [(f.code.name, f.message) for f in refused.value.findings] == [
+        ("signature.trust-root-file",
+         f"{root}: not a usable Sigstore trusted root: 4 validation errors for TrustedRoot")]
+
+
+def _with_certificate_version_3(der: bytes) -> bytes:
+    """The certificate with its version field (a0 03 02 01 02: v3) set to 3, which
+    cryptography refuses with InvalidVersion, an exception that is no ValueError."""
+    assert der[8:13] == bytes.fromhex("a003020102")
+    return der[:12] + b"\x03" + der[13:]
+
+
+@pytest.mark.disable_socket
+def test_a_certificate_of_an_unknown_x509_version_is_refused_not_a_crash(
+        signed_text: Path, tmp_path: Path) -> None:
+    """Was exit 4, INTERNAL ERROR InvalidVersion: in the signature and in a pinned root."""
+    signature = signed_text.parent / "bundle_v3.txt.sigstore.json"
+    document = json.loads(signature.read_text())
+    material = document["verificationMaterial"]["certificate"]
+    material["rawBytes"] = base64.b64encode(_with_certificate_version_3(
+        base64.b64decode(material["rawBytes"]))).decode()
+    signature.write_text(json.dumps(document))
+    result = verify_file(signed_text, _verifier(), required=True)
+    assert [(f.code.name, f.message) for f in result.findings] == [
+        ("signature.invalid", "bundle_v3.txt.sigstore.json: not a Sigstore bundle: 3 is not a "
+                              "valid X509 version")]
+    root = json.loads(_shipped_root(STAGING_TUF_URL))
+    certificate = root["certificateAuthorities"][0]["certChain"]["certificates"][0]
+    certificate["rawBytes"] = base64.b64encode(_with_certificate_version_3(
+        base64.b64decode(certificate["rawBytes"]))).decode()
+    pinned = tmp_path / "trusted_root.json"
+    pinned.write_text(json.dumps(root))
+    refused = cli("verify", tmp_path / "x.zip", "--trust-root", pinned, "--identity", IDENTITY,
+                  "--issuer", ISSUER)
+    assert_refused(refused, "signature.trust-root-file", status=2)
+    assert "3 is not a valid X509 version" in refused.stderr

@@ -76,6 +76,7 @@ def _finding(code: Any, message: str) -> list[Finding]:
 
 def load_bundle(path: Path) -> Bundle:
     """Read a Sigstore bundle strictly (size, encoding, duplicate keys) and parse it."""
+    from cryptography.x509 import InvalidVersion  # noqa: PLC0415 - heavy
     from sigstore.errors import Error as SigstoreError  # noqa: PLC0415 - heavy
     from sigstore.models import Bundle  # noqa: PLC0415 - heavy
 
@@ -84,7 +85,7 @@ def load_bundle(path: Path) -> Bundle:
     read_json(data, source=path.name, max_bytes=MAX_SIGNATURE_BYTES, max_depth=32)
     try:
         return Bundle.from_json(data)
-    except (SigstoreError, *_MALFORMED) as exc:
+    except (SigstoreError, InvalidVersion, *_MALFORMED) as exc:  # InvalidVersion: no ValueError
         raise Refused.one(codes.SIGNATURE_INVALID,
                           f"{path.name}: not a Sigstore bundle: {_line(exc)}") from None
 

@@ -68,6 +68,7 @@ def _shipped_root(url: str) -> tuple[bytes, Path]:
 
 def load_trust(choice: TrustChoice) -> LoadedTrust:
     """Build an offline verifier anchored in exactly the chosen root."""
+    from cryptography.x509 import InvalidVersion  # noqa: PLC0415 - heavy
     from sigstore.errors import Error as SigstoreError  # noqa: PLC0415 - heavy
     from sigstore.models import TrustedRoot  # noqa: PLC0415 - heavy
     from sigstore.verify import Verifier  # noqa: PLC0415 - heavy
@@ -86,7 +87,7 @@ def load_trust(choice: TrustChoice) -> LoadedTrust:
         root: TrustedRoot = TrustedRoot(trustroot_v1.TrustedRoot.from_json(data))
         root.get_fulcio_certs()
         verifier = Verifier(trusted_root=root)
-    except (SigstoreError, ValueError, TypeError, KeyError) as exc:
+    except (SigstoreError, ValueError, TypeError, KeyError, InvalidVersion) as exc:
         raise Refused.one(codes.SIGNATURE_TRUST_ROOT_FILE,
                           f"{path}: not a usable Sigstore trusted root: "
                           f"{_first_line(str(exc))}") from None
