@@ -226,3 +226,26 @@ def test_mode_rules_are_posix_only(bundle: Path, monkeypatch: pytest.MonkeyPatch
     assert "layout.mode" in [f.code.name for f in verify_path(bundle).findings]
     monkeypatch.setattr(bundle_directory, "POSIX_MODES", False)
     assert verify_path(bundle).ok
+
+
+def test_world_writable_directories_refused(bundle: Path) -> None:
+    """The bundle directory itself and a directory in it are judged like files, each named."""
+    bundle.chmod(0o777)
+    (bundle / "lib").chmod(0o777)
+    (bundle / "LICENSE").chmod(0o666)
+    before = tree_snapshot(bundle)
+    result = cli("verify", bundle)
+    assert_refused(result, "layout.mode")
+    assert f"{bundle.name}: directory '.' has mode 777" in result.stderr
+    assert f"{bundle.name}: directory 'lib' has mode 777" in result.stderr
+    assert f"{bundle.name}: file 'LICENSE' has mode 666" in result.stderr
+    assert tree_snapshot(bundle) == before
+
+
+def test_empty_directory_refused(bundle: Path) -> None:
+    (bundle / "lib" / "empty").mkdir()
+    before = tree_snapshot(bundle)
+    result = cli("verify", bundle)
+    assert_refused(result, "layout.undeclared")
+    assert f"{bundle.name}: empty directory 'lib/empty'" in result.stderr
+    assert tree_snapshot(bundle) == before

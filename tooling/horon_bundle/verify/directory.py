@@ -60,7 +60,10 @@ class DirectorySource(BundleSource):
             try:
                 self._root_fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW)
             except OSError as exc:
-                if exc.errno == errno.ELOOP:  # replaced by a link since open_bundle's lstat
+                # replaced by a link since open_bundle's lstat: ELOOP, or ENOTDIR where
+                # O_DIRECTORY is judged before O_NOFOLLOW (Linux)
+                if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR
+                                                and root.is_symlink()):
                     raise Refused.one(codes.LAYOUT_SYMLINK,
                                       f"{root}: the bundle path is a symbolic link") from None
                 raise Refused.one(codes.INPUT_UNREADABLE,
