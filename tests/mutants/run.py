@@ -202,9 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                           fresh=fresh)
             _record_run(where, list(plan.groups[group]) if fresh else chosen, fresh=fresh,
                         resume=args.resume)
-            names = [] if fresh else _unexplained(plan, chosen) if args.resume \
+            # a whole group, not resumed: no names, so that mutmut tests every mutant without a
+            # result once it has regenerated the functions that changed since its last run
+            every = fresh or (not args.resume and chosen == list(plan.groups[group]))
+            names = [] if every else _unexplained(plan, chosen) if args.resume \
                 else results.untested(where, chosen)
-            if not fresh and not names:
+            if not every and not names:
                 print(f"{group}: nothing to test: every mutant of these modules has a result"
                       + (" and was killed" if args.resume else " (--resume re-tests them)"))
             else:
