@@ -20,8 +20,20 @@ from typing import Any
 import pytest
 from sigstore.models import Bundle
 
+from horon_bundle.core.errors import Refused
+from horon_bundle.model.evidence import Advertised
+from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
+from horon_bundle.model.qa import BUILTIN_QA_PATTERNS
 from horon_bundle.model.signer import CertifiedSource
 from horon_bundle.rules.policy_requirements import SourceRepositoryIs, Subject
+from horon_bundle.rules.release import (
+    advertised_findings,
+    check_advertised,
+    find_qa_providers,
+    graph_findings,
+    judge_graph,
+    recorded_qa_findings,
+)
 from horon_bundle.verify.judge import verify_path
 from tests.bundle_edit import byproduct_of, internal
 from tests.conftest import BuiltExample
@@ -394,3 +406,285 @@ def test_an_entry_failing_its_crc_while_hashed(example_release: BuiltExample,
     # level the archive was deflated with decides which): both are found while hashing
     assert re.search(r"entry 'LICENSE': (damaged deflate stream|bad CRC-32 [0-9a-f]{8})",
                      result.stdout), result.stdout
+
+
+# --- the chain a QA provider is named with (rules/release.py, pure: models in, chains out) ---
+def _crate(name: str, table: dict[str, tuple[str, ...]] | None = None,
+           compiled: tuple[str, ...] = (), *, qa: bool = False) -> GraphPackage:
+    return GraphPackage(id=f"{name}@0.1.0", name=name, version="0.1.0", source="path",
+                        checksum=None, license=None, qa_marker=qa, feature_table=table or {},
+                        compiled={"target": compiled})
+
+
+def _dep(source: str, to: str, *, optional: bool = False, default: bool = True,
+         features: tuple[str, ...] = ()) -> GraphEdge:
+    return GraphEdge(source=f"{source}@0.1.0", to=f"{to}@0.1.0", kinds=("normal",), dep_key=to,
+                     optional=optional, default_features=default, features=features)
+
+
+def _chains(root: GraphPackage, others: list[GraphPackage], edges: list[GraphEdge],
+            claim: list[str]) -> list[tuple[str, str | None, str]]:
+    graph = Graph(root=root.id, packages={p.id: p for p in [root, *others]}, edges=tuple(edges))
+    return [(p.package, p.feature, p.chain)
+            for p in find_qa_providers(graph, patterns=BUILTIN_QA_PATTERNS, claim=claim)]
+
+
+PLUG = "plug@0.1.0"
+CHAIN_CASES: dict[str, tuple[GraphPackage, list[GraphPackage], list[GraphEdge], list[str],
+                             list[tuple[str, str | None, str]]]] = {
+    # docs/graph-and-qa.md: a dependency's defaults turn on a feature that turns on a QA crate
+    "the seed's defect": (
+        _crate("mail-plugin", {"imap": ()}, ("imap",)),
+        [_crate("mail-helper", {"default": ("qa-provider",), "qa-provider": ("dep:qa-mock",)},
+                ("default", "qa-provider")), _crate("qa-mock")],
+        [_dep("mail-plugin", "mail-helper"), _dep("mail-helper", "qa-mock", optional=True)],
+        ["imap"],
+        [("mail-helper@0.1.0", "qa-provider",
+          "mail-plugin → mail-helper[default] → feature qa-provider"),
+         ("qa-mock@0.1.0", None,
+          "mail-plugin → mail-helper[default] → feature qa-provider → dep qa-mock")]),
+    # the features an edge asks for, and not the defaults it turned off
+    "edge features without defaults": (
+        _crate("plug"),
+        [_crate("helper", {"default": ("qa-provider",), "extra": ("qa-provider",),
+                           "qa-provider": ()}, ("extra", "qa-provider"))],
+        [_dep("plug", "helper", default=False, features=("extra",))],
+        [],
+        [("helper@0.1.0", "qa-provider", "plug → helper[extra] → feature qa-provider")]),
+    # the claim walked through the plugin's own table: `dep:` entries skipped (not the rest),
+    # `name?/feature` entries followed to the feature `name`, every step named once
+    "a walk through the plugin's own table": (
+        _crate("plug", {"default": ("dep:zz", "mid?/x"), "mid": ("qa-extra",),
+                        "qa-extra": ("dep:qa-mock",)}, ("default", "mid", "qa-extra")),
+        [_crate("qa-mock")],
+        [_dep("plug", "qa-mock", optional=True)],
+        ["default"],
+        [("plug@0.1.0", "qa-extra", "plug[default] → feature mid → feature qa-extra"),
+         ("qa-mock@0.1.0", None,
+          "plug[default] → feature mid → feature qa-extra → dep qa-mock")]),
+    # the dependency name of an entry is everything before its first `/`
+    "a dependency entry's name ends at its first slash": (
+        _crate("plug", {"default": ("mid/x/y",), "mid": ("qa-v",), "qa-v": ()},
+               ("default", "mid", "qa-v")),
+        [], [], ["default"],
+        [(PLUG, "qa-v", "plug[default] → feature mid → feature qa-v")]),
+    # of two walks of one length, the first found (in table order) is named
+    "a diamond of features": (
+        _crate("plug", {"default": ("a", "b"), "a": ("qa-c",), "b": ("qa-c",), "qa-c": ()},
+               ("a", "b", "default", "qa-c")),
+        [], [], ["default"],
+        [(PLUG, "qa-c", "plug[default] → feature a → feature qa-c")]),
+    # a claimed feature is named in brackets (once), whether or not the table declares it
+    "claimed features": (
+        _crate("plug", {"qa-x": ()}, ("qa-x", "qa-y")),
+        [], [], ["qa-x", "qa-y"],
+        [(PLUG, "qa-x", "plug[qa-x]"), (PLUG, "qa-y", "plug[qa-y]")]),
+    # a walk follows declared features only: an entry the table does not declare (nor a
+    # `name?` without a slash) is not a step, so the feature is named on its own
+    "undeclared entries are not steps": (
+        _crate("plug", {"default": ("qa-w", "qa-u?"), "qa-u": ()}, ("default", "qa-u", "qa-w")),
+        [], [], ["default"],
+        [(PLUG, "qa-u", "plug → feature qa-u"), (PLUG, "qa-w", "plug → feature qa-w")]),
+    # the feature whose entries turn the optional dependency on, not any other feature, nor
+    # a claimed name that the table does not declare
+    "the feature enabling an optional dependency": (
+        _crate("plug", {"other": ("x",), "x": (), "z": ("dep:telemetry",)},
+               ("other", "x", "z")),
+        [_crate("telemetry", qa=True)],
+        [_dep("plug", "telemetry", optional=True)],
+        ["other", "telemetry", "z"],
+        [("telemetry@0.1.0", None, "plug[z] → dep telemetry")]),
+}
+
+
+@pytest.mark.parametrize("case", CHAIN_CASES)
+def test_qa_provider_chains(case: str) -> None:
+    root, others, edges, claim, expected = CHAIN_CASES[case]
+    assert _chains(root, others, edges, claim) == expected
+
+
+@pytest.mark.parametrize(("table", "claim", "chain"), [
+    # cargo: once `dep:telemetry` is written, `telemetry` names a feature only, and this one
+    # (`telemetry?/std`) does not turn the dependency on: `zed` does
+    ({"telemetry": ("telemetry?/std",), "zed": ("dep:telemetry",)}, ["telemetry", "zed"],
+     "plug[zed] → dep telemetry"),
+    ({"a": ("telemetry",), "telemetry": ("telemetry?/std",), "zed": ("dep:telemetry",)},
+     ["a", "zed"], "plug[zed] → dep telemetry"),
+    # a feature of that name that does turn it on is a step like any other
+    ({"a": ("telemetry",), "telemetry": ("dep:telemetry", "x"), "x": ()}, ["a"],
+     "plug[a] → feature telemetry → dep telemetry"),
+    # the implicit feature of an optional dependency is the dependency itself
+    ({"default": ("telemetry",), "telemetry": ("dep:telemetry",)}, ["default"],
+     "plug[default] → dep telemetry"),
+    ({"default": ("telemetry/std",)}, ["default"], "plug[default] → dep telemetry"),
+])
+def test_the_feature_named_for_an_optional_dependency(table: dict[str, tuple[str, ...]],
+                                                      claim: list[str], chain: str) -> None:
+    plug = _crate("plug", table, tuple(sorted(table)))
+    telemetry = _crate("telemetry", qa=True)
+    assert _chains(plug, [telemetry], [_dep("plug", "telemetry", optional=True)], claim) == [
+        ("telemetry@0.1.0", None, chain)]
+
+
+# --- the release gate: QA providers in a release, drift of the compiled features ----------
+DRIFT = "features.drift"
+QA = "graph.qa-provider"
+PLAIN = {"default": ("imap",), "imap": (), "smtp": ()}
+GATE_CASES: dict[str, tuple[dict[str, tuple[str, ...]], tuple[str, ...], list[str], str,
+                            list[tuple[str, str]]]] = {
+    "compiled = closure of the claim": (PLAIN, ("default", "imap"), ["default"], "release", []),
+    "an extra feature": (
+        PLAIN, ("default", "imap", "smtp"), ["default"], "release",
+        [(DRIFT, "plug compiled ['default', 'imap', 'smtp']; the claim ['default'] closes to "
+                 "['default', 'imap'] (extra: ['smtp'])")]),
+    "a missing feature": (
+        PLAIN, ("imap",), ["default"], "release",
+        [(DRIFT, "plug compiled ['imap']; the claim ['default'] closes to "
+                 "['default', 'imap'] (missing: ['default'])")]),
+    "both": (
+        PLAIN, ("smtp",), ["imap"], "qa",
+        [(DRIFT, "plug compiled ['smtp']; the claim ['imap'] closes to ['imap'] "
+                 "(extra: ['smtp']) (missing: ['imap'])")]),
+    # `dep:` and `x/y` entries are not features; implicit optional-dependency features are
+    # left out on both sides
+    "dependency entries and implicit features": (
+        {"default": ("imap", "dep:rustls", "helper/std", "tls"), "imap": (), "tls": ("smtp",),
+         "smtp": (), "rustls": ("dep:rustls",), "helper": ("dep:helper",)},
+        ("default", "helper", "imap", "rustls", "smtp", "tls"), ["default", "helper"],
+        "release", []),
+    "an implicit feature only looks like one": (
+        {"rustls": ("dep:rustls", "imap"), "imap": ()}, ("imap",), ["rustls"], "release",
+        [(DRIFT, "plug compiled ['imap']; the claim ['rustls'] closes to ['imap', 'rustls'] "
+                 "(missing: ['rustls'])")]),
+    "a QA feature in a release": (
+        {"qa-tools": ()}, ("qa-tools",), ["qa-tools"], "release",
+        [(QA, "feature 'qa-tools' of 'plug' matches QA pattern 'qa-*': plug[qa-tools]")]),
+    "a QA feature in a qa build": ({"qa-tools": ()}, ("qa-tools",), ["qa-tools"], "qa", []),
+}
+
+
+@pytest.mark.parametrize("case", GATE_CASES)
+def test_the_release_gate(case: str) -> None:
+    table, compiled, claim, channel, expected = GATE_CASES[case]
+    graph = Graph(root=PLUG, packages={PLUG: _crate("plug", table, compiled)}, edges=())
+    providers, findings = graph_findings(graph, claim=claim, channel=channel,
+                                         patterns=BUILTIN_QA_PATTERNS)
+    assert [(f.code.name, f.message) for f in findings] == expected
+    assert [p.feature for p in providers] == (["qa-tools"] if "QA" in case else [])
+    if expected:
+        with pytest.raises(Refused) as refused:
+            judge_graph(graph, claim=claim, channel=channel, patterns=BUILTIN_QA_PATTERNS)
+        assert [(f.code.name, f.message) for f in refused.value.findings] == expected
+    else:
+        assert judge_graph(graph, claim=claim, channel=channel,
+                           patterns=BUILTIN_QA_PATTERNS) == providers
+
+
+def _crates_graph() -> Graph:
+    """plug → a → b → helper-qa and plug → c → helper-qa; plug → a → qa-deep;
+    plug → telemetry (marked QA)."""
+    crates = [_crate("plug"), _crate("a"), _crate("b"), _crate("c"), _crate("helper-qa"),
+              _crate("telemetry", qa=True), _crate("qa-deep")]
+    edges = [_dep("plug", "a"), _dep("a", "b"), _dep("b", "helper-qa"), _dep("plug", "c"),
+             _dep("c", "helper-qa"), _dep("plug", "telemetry"), _dep("a", "qa-deep")]
+    return Graph(root=PLUG, packages={p.id: p for p in crates}, edges=tuple(edges))
+
+
+def test_qa_crates_are_named_with_the_shortest_chain() -> None:
+    providers, findings = graph_findings(_crates_graph(), claim=[], channel="release",
+                                         patterns=(*BUILTIN_QA_PATTERNS, "acme-*"))
+    assert [(f.code.name, f.message) for f in findings] == [
+        (QA, "crate 'helper-qa' matches QA pattern '*-qa': plug → c → helper-qa"),
+        (QA, "crate 'qa-deep' matches QA pattern 'qa-*': plug → a → qa-deep"),
+        (QA, "crate 'telemetry' is marked [package.metadata.horon] qa = true: plug → telemetry")]
+    assert providers[0].to_json() == {
+        "package": "helper-qa@0.1.0", "feature": None,
+        "reason": "crate 'helper-qa' matches QA pattern '*-qa'", "chain": "plug → c → helper-qa"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Recorded:
+    claim: tuple[str, ...] = ()
+    qa_patterns: tuple[str, ...] = ()
+    qa_markers: tuple[str, ...] = ("telemetry@0.1.0",)
+    qa_providers: tuple[dict[str, str | None], ...] = (
+        {"package": "helper-qa@0.1.0", "feature": None},
+        {"package": "qa-deep@0.1.0", "feature": None},
+        {"package": "telemetry@0.1.0", "feature": None})
+
+
+RECORD = "graph.qa-record"
+PROVIDERS = "[('helper-qa@0.1.0', ''), ('qa-deep@0.1.0', ''), ('telemetry@0.1.0', '')]"
+
+
+@pytest.mark.parametrize(("recorded", "expected"), [
+    (_Recorded(), []),
+    (_Recorded(qa_providers=()),
+     [(RECORD, f"provenance.json records QA providers []; its graph, judged with the same 4 "
+               f"patterns, holds {PROVIDERS}")]),
+    # a recorded pattern is applied too: `a` is then a provider it failed to record
+    (_Recorded(qa_patterns=("A", "qa")),
+     [(RECORD, f"provenance.json records QA providers {PROVIDERS}; its graph, judged with the "
+               f"same 5 patterns, holds [('a@0.1.0', ''), {PROVIDERS[1:]}")]),
+    (_Recorded(qa_markers=()),
+     [(RECORD, "provenance.json records QA-marked crates []; its graph marks "
+               "['telemetry@0.1.0']")]),
+    (_Recorded(qa_markers=("a@0.1.0", "telemetry@0.1.0"), qa_providers=(
+        {"package": "helper-qa@0.1.0", "feature": "x"},
+        {"package": "qa-deep@0.1.0"}, {"package": "telemetry@0.1.0", "feature": None})),
+     [(RECORD, "provenance.json records QA providers [('helper-qa@0.1.0', 'x'), "
+               "('qa-deep@0.1.0', ''), ('telemetry@0.1.0', '')]; its graph, judged with the "
+               f"same 4 patterns, holds {PROVIDERS}"),
+      (RECORD, "provenance.json records QA-marked crates ['a@0.1.0', 'telemetry@0.1.0']; its "
+               "graph marks ['telemetry@0.1.0']")]),
+])
+def test_the_recorded_qa_judgement_is_recomputed(recorded: _Recorded,
+                                                 expected: list[tuple[str, str]]) -> None:
+    assert [(f.code.name, f.message)
+            for f in recorded_qa_findings(_crates_graph(), recorded)] == expected
+
+
+GOOD = Advertised(abi_major=1, abi_minor=3, wire_schema="horon.wire.v1",
+                  features=("default", "imap"), plugin_id="dev.horon.example",
+                  observed_by=("probe",))
+
+
+@pytest.mark.parametrize(("advertised", "expected"), [
+    (GOOD, []),
+    (dataclasses.replace(GOOD, features=("imap", "default")),
+     [("features.mismatch", "the library advertises ['imap', 'default'], plugin.json would "
+                            "list ['default', 'imap'] (compiled)")]),
+    (dataclasses.replace(GOOD, plugin_id="dev.horon.other"),
+     [("abi.metadata", "the library advertises plugin id 'dev.horon.other', declared "
+                       "'dev.horon.example'")]),
+    (dataclasses.replace(GOOD, abi_major=2, wire_schema="horon.wire.v2", features=()),
+     [("features.mismatch", "the library advertises [], plugin.json would list "
+                            "['default', 'imap'] (compiled)"),
+      ("abi.metadata", "the library advertises ABI major 2, bundles are ABI v1"),
+      ("abi.metadata", "the library advertises wire schema 'horon.wire.v2'")]),
+])
+def test_advertised_against_claimed(advertised: Advertised,
+                                    expected: list[tuple[str, str]]) -> None:
+    findings = advertised_findings(advertised, features=["default", "imap"],
+                                   plugin_id="dev.horon.example")
+    assert [(f.code.name, f.message) for f in findings] == expected
+    assert [f.message for f in advertised_findings(
+        advertised, features=["default", "imap"], plugin_id="dev.horon.example",
+        who="lib/x.so")] == [m.replace("the library", "lib/x.so", 1) for _, m in expected]
+    if expected:
+        with pytest.raises(Refused) as refused:
+            check_advertised(advertised, features=["default", "imap"],
+                             plugin_id="dev.horon.example")
+        assert [(f.code.name, f.message) for f in refused.value.findings] == expected
+    else:
+        check_advertised(advertised, features=["default", "imap"], plugin_id="dev.horon.example")
+
+
+def test_a_qa_crate_no_edge_reaches_is_named_not_crashed_on() -> None:
+    """A recorded graph may hold a crate no edge reaches: it is named, from the plugin alone."""
+    graph = Graph(root=PLUG, packages={p.id: p for p in [_crate("plug"), _crate("qa-stray")]},
+                  edges=())
+    _, findings = graph_findings(graph, claim=[], channel="release",
+                                 patterns=BUILTIN_QA_PATTERNS)
+    assert [(f.code.name, f.message) for f in findings] == [
+        (QA, "crate 'qa-stray' matches QA pattern 'qa-*': plug")]

@@ -160,10 +160,20 @@ def _feature_path(package: GraphPackage, entries: Collection[str],
 
 
 def _enabling_features(package: GraphPackage, dep_key: str) -> set[str]:
-    enabling = {dep_key} if dep_key in package.feature_table else set()
-    for feature, entries in package.feature_table.items():
+    """The features whose own entries turn the optional dependency `dep_key` on.
+
+    A bare `dep_key` entry names the dependency only while no feature of that name is declared
+    but its implicit one (cargo: once `dep:` is written, the name is a feature's alone, and
+    the walk follows it like any other feature); a feature of that name enables nothing by
+    its name alone.
+    """
+    table = package.feature_table
+    bare = dep_key not in table or dep_key in implicit_features(table)
+    enabling: set[str] = set()
+    for feature, entries in table.items():
         for entry in entries:
-            if entry in (f"dep:{dep_key}", dep_key) or entry.startswith(f"{dep_key}/"):
+            if (entry == f"dep:{dep_key}" or entry.startswith(f"{dep_key}/")
+                    or (bare and entry == dep_key)):
                 enabling.add(feature)
     return enabling
 
