@@ -7,14 +7,24 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from horon_bundle.core.errors import Refused
+from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT
 from horon_bundle.publish.destination import ABSENT, PUBLISHED, FileAddress
 from horon_bundle.publish.file_store import FileStore
-from horon_bundle.publish.preflight import check_archive
+from horon_bundle.publish.preflight import (
+    PublishRequest,
+    check_archive,
+    check_harness_archive,
+    declaration_findings,
+)
+from tests.conftest import BuiltExample
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
     Releases,
@@ -318,3 +328,372 @@ def test_a_signature_of_other_bytes_is_never_published_as_the_archives(
     assert cli("publish", dist, env=publish_env(url)).status == 0
     assert _sha(side) in tree_snapshot(store).values() or any(
         _sha(side) in name for name in tree_snapshot(store))  # stored under its digest
+
+
+# --- a harness zip and the files beside it ---------------------------------------------------
+HARNESS_ZIP = "guard-kit-1.2.0.zip"
+SIGNATURE_BUNDLE = SIGSTORE_TESTDATA / "bundle_v3.txt.sigstore"
+
+
+@pytest.fixture(name="harness_build", scope="module")
+def harness_build_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One harness zip built by the real CLI, its ref beside it (no cargo needed)."""
+    from tests.harness_support import built_zip  # noqa: PLC0415 - harness tests only
+
+    archive = built_zip(tmp_path_factory.mktemp("harness"))
+    assert archive.name == HARNESS_ZIP
+    return archive
+
+
+def _harness_dist(root: Path, archive: Path) -> Path:
+    """A release directory of the harness zip, its ref, and every other file beside it, each
+    describing this zip: `.sha256`, `.build.json`, `.sigstore.json` (a real bundle naming its
+    digest) and `.provenance.sigstore.json` (a real bundle, structure checked only)."""
+    root.mkdir(parents=True)
+    zipped = root / archive.name
+    zipped.write_bytes(archive.read_bytes())
+    ref = archive.name + ".ref.json"
+    (root / ref).write_bytes(archive.with_name(ref).read_bytes())
+    sha = _sha(zipped)
+    (root / (archive.name + ".sha256")).write_text(f"{sha}  {archive.name}\n")
+    (root / (archive.name + ".build.json")).write_text(json.dumps(
+        {"format": BUILD_RECORD_FORMAT, "archive": {"name": archive.name, "sha256": sha}}))
+    place_signature(SIGNATURE_BUNDLE, zipped)
+    (root / (archive.name + ".provenance.sigstore.json")).write_bytes(
+        SIGNATURE_BUNDLE.read_bytes())
+    return root
+
+
+def test_a_harness_zip_is_published_with_every_file_beside_it(tmp_path: Path,
+                                                              harness_build: Path) -> None:
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    archive = dist / HARNESS_ZIP
+    item, problems = check_archive(archive, None)
+    assert problems == []
+    assert item is not None and item.harness is not None
+    assert item.digest.sha256 == _sha(archive)
+    assert (item.harness.name, item.harness.version) == ("guard-kit", "1.2.0")
+    assert item.harness.description == "Guards for agents"  # its OCI description annotation
+    assert {f.role: f.name for f in item.side_files} == {
+        "signature": f"{HARNESS_ZIP}.sigstore.json",
+        "provenance-signature": f"{HARNESS_ZIP}.provenance.sigstore.json",
+        "build-record": f"{HARNESS_ZIP}.build.json", "ref": f"{HARNESS_ZIP}.ref.json"}
+
+    store, url = _store(tmp_path)
+    result = cli("publish", dist, env=publish_env(url))
+    assert result.status == 0, result.stderr
+    entry = json.loads((store / "harness" / "index" / "guard-kit" / "1.2.0.json").read_text())
+    assert entry["archive"]["sha256"] == _sha(archive)
+    assert {f["role"]: f["sha256"] for f in entry["files"]} == {
+        "signature": _sha(dist / f"{HARNESS_ZIP}.sigstore.json"),
+        "provenance-signature": _sha(dist / f"{HARNESS_ZIP}.provenance.sigstore.json"),
+        "build-record": _sha(dist / f"{HARNESS_ZIP}.build.json"),
+        "ref": _sha(dist / f"{HARNESS_ZIP}.ref.json")}
+
+
+def _wrong_sha256(dist: Path) -> str:
+    (dist / f"{HARNESS_ZIP}.sha256").write_text("0" * 64 + f"  {HARNESS_ZIP}\n")
+    return f"{HARNESS_ZIP}.sha256: does not state sha256 {_sha(dist / HARNESS_ZIP)}"
+
+
+def _record_of_other_bytes(dist: Path) -> str:
+    (dist / f"{HARNESS_ZIP}.build.json").write_text(json.dumps(
+        {"format": BUILD_RECORD_FORMAT, "archive": {"name": HARNESS_ZIP, "sha256": "0" * 64}}))
+    return f"{HARNESS_ZIP}.build.json: archive is not {{name: {HARNESS_ZIP}, sha256: " \
+           f"{_sha(dist / HARNESS_ZIP)}}}"
+
+
+def _record_of_another_format(dist: Path) -> str:
+    (dist / f"{HARNESS_ZIP}.build.json").write_text(json.dumps({"format": "other"}))
+    return f"{HARNESS_ZIP}.build.json: not a {BUILD_RECORD_FORMAT} document"
+
+
+def _signature_of_other_bytes(dist: Path) -> str:
+    (dist / f"{HARNESS_ZIP}.sigstore.json").write_bytes(SIGNATURE_BUNDLE.read_bytes())
+    return f"{HARNESS_ZIP}.sigstore.json: signs sha256 "
+
+
+def _provenance_signature_not_sigstore(dist: Path) -> str:
+    (dist / f"{HARNESS_ZIP}.provenance.sigstore.json").write_text('{"mediaType": "text/plain"}')
+    return f"{HARNESS_ZIP}.provenance.sigstore.json: not a Sigstore bundle"
+
+
+def _ref_a_directory(dist: Path) -> str:
+    ref = dist / f"{HARNESS_ZIP}.ref.json"
+    ref.unlink()
+    ref.mkdir()
+    return f"{ref.name}: a directory, not a regular file"
+
+
+def _ref_of_other_bytes(dist: Path) -> str:
+    ref = dist / f"{HARNESS_ZIP}.ref.json"
+    ref.write_text(json.dumps({"name": "guard-kit", "sha256": "0" * 64}))
+    return f"{HARNESS_ZIP}: sha256 {_sha(dist / HARNESS_ZIP)} != {ref.name} {'0' * 64}"
+
+
+@pytest.mark.parametrize(("spoil", "code"), [
+    (_wrong_sha256, "publish.side-file"),
+    (_record_of_other_bytes, "publish.side-file"),
+    (_record_of_another_format, "publish.side-file"),
+    (_signature_of_other_bytes, "publish.side-file"),
+    (_provenance_signature_not_sigstore, "publish.side-file"),
+    (_ref_a_directory, "publish.side-file"),
+    (_ref_of_other_bytes, "ref.digest"),
+], ids=["sha256", "build-record-digest", "build-record-format", "stale-signature",
+        "provenance-signature", "ref-directory", "ref-digest"])
+def test_a_wrong_file_beside_a_harness_zip_publishes_nothing(
+        tmp_path: Path, harness_build: Path, spoil: Callable[[Path], str], code: str) -> None:
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    said = spoil(dist)
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, env=publish_env(url))
+    assert_refused(result, code)
+    assert set(result.codes) == {code}, result.stderr
+    assert said in result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before
+
+
+def test_a_required_signer_judges_a_harness_zips_signature_alone(tmp_path: Path,
+                                                                 harness_build: Path) -> None:
+    """With a signer required, a signature of other bytes is `signature.invalid` (its digest
+    is checked by its verification), not also a side file left from an earlier build."""
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    _signature_of_other_bytes(dist)
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, "--require-signature", *STAGING_SIGNER, env=publish_env(url))
+    assert_refused(result, "signature.invalid")
+    assert set(result.codes) == {"signature.invalid"}, result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before
+
+
+def test_a_harness_zip_that_is_no_longer_a_regular_file_is_refused(
+        tmp_path: Path, harness_build: Path) -> None:
+    """What `check_harness_archive` says when the zip `check_archive` found a regular file is
+    gone, or a symbolic link, by the time it is judged: the archive's own refusal, no item."""
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    link = dist / "linked-1.2.0.zip"
+    link.symlink_to(dist / HARNESS_ZIP)
+    item, problems = check_harness_archive(link, None)
+    assert item is None
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("input.not-a-file", f"archive {link}: a symbolic link")]
+
+
+def test_a_harness_zip_gone_before_it_is_judged_is_unreadable(tmp_path: Path) -> None:
+    item, problems = check_harness_archive(tmp_path / "gone-1.2.0.zip", None)
+    assert item is None
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("input.unreadable", "gone-1.2.0.zip: No such file or directory")]
+
+
+def test_a_declaration_found_twice_is_judged_once(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release directory, the working directory and a --workspace that are one directory
+    hold one declaration: its refusals are listed once, not once per way it was found, each
+    naming the file, with the reader's hint kept."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "horon-release.toml").write_text(
+        'schema = 1\n[publish]\ndestination = "oci://ghcr.io/acme"\ndestinaton = "x"\n'
+        '[[plugin]]\nid = "example"\nname = "Example"\npackage = "horon-example"\n'
+        'features = []\ntargets = ["x86_64-unknown-linux-gnu"]\nprofile = "release"\n'
+        'license-file = "LICENSE"\n')
+    monkeypatch.chdir(dist)
+    findings = declaration_findings(PublishRequest(dist_dir=dist, workspaces=(dist, dist)))
+    declaration = dist / "horon-release.toml"
+    assert [(f.code.name, f.message, f.hint) for f in findings] == [
+        ("declaration.unknown-key",
+         f"{declaration}: horon-release.toml: publish.destinaton: unknown key",
+         "Did you mean `destination`? An unknown key is refused, never ignored."),
+        ("declaration.destination",
+         f"{declaration}: horon-release.toml: publish.destination: 'oci://ghcr.io/acme': "
+         "a committed declaration must say 'unconfigured'", "")]
+
+
+def test_a_harness_zip_touched_while_it_is_checked_is_integrity(tmp_path: Path,
+                                                                harness_build: Path) -> None:
+    """Another process keeps setting the zip's times while it is judged (same bytes): its
+    identity after the checks is not the one before, so what was judged is not known to be
+    what would be uploaded."""
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    archive = dist / HARNESS_ZIP
+    stop = threading.Event()
+
+    def touch() -> None:
+        second = 1_000_000_000
+        while not stop.is_set():
+            second += 1_000_000_000
+            os.utime(archive, ns=(second, second))
+            stop.wait(0.001)
+
+    toucher = threading.Thread(target=touch, name="toucher")
+    toucher.start()
+    try:
+        item, problems = check_harness_archive(archive, None)
+    finally:
+        stop.set()
+        toucher.join()
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("publish.integrity", f"{HARNESS_ZIP}: changed while it was being checked")]
+    assert item is not None and item.digest.sha256 == _sha(archive)
+
+
+# --- a native archive and the files beside it ------------------------------------------------
+def _native_dist(root: Path, example: BuiltExample) -> Path:
+    """The example release's archive with what build wrote beside it (`.sha256`,
+    `.build.json`), a `.sigstore.json` naming its digest and a `.provenance.sigstore.json`."""
+    dist = make_dist(root, example.archive)
+    archive = dist / example.archive.name
+    place_signature(SIGNATURE_BUNDLE, archive)
+    (dist / (archive.name + ".provenance.sigstore.json")).write_bytes(
+        SIGNATURE_BUNDLE.read_bytes())
+    return dist
+
+
+def test_a_native_archive_is_published_with_every_file_beside_it(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    dist = _native_dist(tmp_path / "dist", example_release)
+    archive = dist / example_release.archive.name
+    name = archive.name
+    item, problems = check_archive(archive, None)
+    assert problems == []
+    assert item is not None and item.harness is None and item.archive == archive
+    assert item.digest.sha256 == _sha(archive) and item.digest.size == archive.stat().st_size
+    assert item.manifest is not None and item.native_key == KEY
+    with zipfile.ZipFile(archive) as opened:
+        assert item.manifest_bytes == opened.read("plugin.json")
+    assert {f.role: f.name for f in item.side_files} == {
+        "signature": f"{name}.sigstore.json",
+        "provenance-signature": f"{name}.provenance.sigstore.json",
+        "build-record": f"{name}.build.json"}
+
+    store, url = _store(tmp_path)
+    result = cli("publish", dist, env=publish_env(url))
+    assert result.status == 0, result.stderr
+    entry = json.loads((store / "index" / "example" / "0.1.0" / f"{HOST}.json").read_text())
+    assert entry["archive"]["sha256"] == _sha(archive)
+    assert entry["plugin_json"]["sha256"] == hashlib.sha256(item.manifest_bytes).hexdigest()
+    assert entry["signature"]["sha256"] == _sha(dist / f"{name}.sigstore.json")
+    assert entry["build_record"]["sha256"] == _sha(dist / f"{name}.build.json")
+    blobs = store / "blobs" / "sha256"
+    assert (blobs / _sha(dist / f"{name}.provenance.sigstore.json")).is_file()
+
+
+def _native_spoil(dist: Path, name: str, case: str) -> str:
+    sha = _sha(dist / name)
+    if case == "sha256":
+        (dist / f"{name}.sha256").write_text("0" * 64 + f"  {name}\n")
+        return f"{name}.sha256: does not state sha256 {sha} for {name}"
+    if case == "build-record-digest":
+        (dist / f"{name}.build.json").write_text(json.dumps(
+            {"format": BUILD_RECORD_FORMAT, "archive": {"name": name, "sha256": "0" * 64}}))
+        return f"{name}.build.json: archive is not {{name: {name}, sha256: {sha}}}"
+    if case == "build-record-format":
+        (dist / f"{name}.build.json").write_text(json.dumps({"format": "other"}))
+        return f"{name}.build.json: not a {BUILD_RECORD_FORMAT} document"
+    if case == "stale-signature":
+        (dist / f"{name}.sigstore.json").write_bytes(SIGNATURE_BUNDLE.read_bytes())
+        return f"{name}.sigstore.json: signs sha256 "
+    assert case == "provenance-signature"
+    (dist / f"{name}.provenance.sigstore.json").write_text('{"mediaType": "text/plain"}')
+    return f"{name}.provenance.sigstore.json: not a Sigstore bundle"
+
+
+@pytest.mark.parametrize("case", ["sha256", "build-record-digest", "build-record-format",
+                                  "stale-signature", "provenance-signature"])
+def test_a_wrong_file_beside_a_native_archive_publishes_nothing(
+        tmp_path: Path, example_release: BuiltExample, case: str) -> None:
+    dist = _native_dist(tmp_path / "dist", example_release)
+    said = _native_spoil(dist, example_release.archive.name, case)
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, env=publish_env(url))
+    assert_refused(result, "publish.side-file")
+    assert set(result.codes) == {"publish.side-file"}, result.stderr
+    assert said in result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before
+
+
+def test_a_required_signer_judges_a_native_archives_signature_alone(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    dist = _native_dist(tmp_path / "dist", example_release)
+    _native_spoil(dist, example_release.archive.name, "stale-signature")
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, "--require-signature", *STAGING_SIGNER, env=publish_env(url))
+    assert_refused(result, "signature.invalid")
+    assert set(result.codes) == {"signature.invalid"}, result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before
+
+
+def test_a_native_archive_touched_while_it_is_checked_is_integrity(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    dist = _native_dist(tmp_path / "dist", example_release)
+    archive = dist / example_release.archive.name
+    stop = threading.Event()
+
+    def touch() -> None:
+        second = 1_000_000_000
+        while not stop.is_set():
+            second += 1_000_000_000
+            os.utime(archive, ns=(second, second))
+            stop.wait(0.001)
+
+    toucher = threading.Thread(target=touch, name="toucher")
+    toucher.start()
+    try:
+        item, problems = check_archive(archive, None)
+    finally:
+        stop.set()
+        toucher.join()
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("publish.integrity", f"{archive.name}: changed while it was being checked")]
+    assert item is not None and item.digest.sha256 == _sha(archive)
+
+
+def test_an_archive_that_is_not_a_regular_file_is_never_opened(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    dist = _native_dist(tmp_path / "dist", example_release)
+    link = dist / "linked.zip"
+    link.symlink_to(dist / example_release.archive.name)
+    fifo = dist / "fifo.zip"
+    os.mkfifo(fifo)
+    for path, kind in ((link, "a symbolic link"), (fifo, "a FIFO, not a regular file")):
+        item, problems = check_archive(path, None)
+        assert item is None
+        assert [(f.code.name, f.message) for f in problems] == [
+            ("input.not-a-file", f"archive {path}: {kind}")]
+    item, problems = check_archive(dist / "gone.zip", None)
+    assert item is None
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("input.unreadable", "gone.zip: No such file or directory")]
+
+
+def test_a_zip_without_a_plugin_is_refused_by_its_judge_alone(tmp_path: Path) -> None:
+    """A well-formed zip that holds neither plugin.json nor a harness catalogue: hashed and
+    judged, refused for what it lacks, with no publish check run on a manifest it lacks."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    archive = dist / "example-0.1.0-x86_64-unknown-linux-gnu.zip"
+    with zipfile.ZipFile(archive, "w") as written:
+        entry = zipfile.ZipInfo("README.md", date_time=(2026, 1, 1, 0, 0, 0))
+        entry.external_attr = 0o100644 << 16
+        written.writestr(entry, "no plugin here\n")
+    item, problems = check_archive(archive, None)
+    assert item is None
+    assert [(f.code.name, f.message) for f in problems] == [
+        ("layout.missing", f"{archive.name}: plugin.json is missing"),
+        ("layout.missing", f"{archive.name}: SHA256SUMS is missing")]
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, env=publish_env(url))
+    assert_refused(result, "layout.missing")
+    assert set(result.codes) == {"layout.missing"}, result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before

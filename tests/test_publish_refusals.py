@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -270,3 +271,43 @@ def test_a_registry_requiring_credentials(tmp_path: Path, auth_registry: Registr
     assert PASSWORD not in accepted.stdout + accepted.stderr
     assert PASSWORD not in (dist / "publish-receipt.json").read_text()
     assert json.loads((dist / "publish-receipt.json").read_text()) == accepted.json()
+
+
+# --- archive names that are not UTF-8 -------------------------------------------------------
+def test_archives_are_judged_in_byte_order_of_their_names_utf8_or_not(tmp_path: Path) -> None:
+    """A `*.zip` whose name is not UTF-8 (byte 0xff) is an archive like any other: refused for
+    what it holds, never a crash; the archives are judged in byte order of their names (0xff
+    after every UTF-8 lead byte, e.g. U+FF5A's 0xef), not in order of the decoded names."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    names = ["a.zip", "\uff5a.zip", os.fsdecode(b"\xff.zip")]
+    for name in reversed(names):
+        (dist / name).write_bytes(b"not a zip")
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, env=publish_env(url))
+    _refused_with_only(result, "archive.format", status=1)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ERROR ")]
+    assert len(lines) == 3, result.stderr
+    assert lines[0].startswith("ERROR archive.format: a.zip: not a zip")
+    assert lines[1].startswith("ERROR archive.format: \uff5a.zip: not a zip")
+    assert lines[2].startswith("ERROR archive.format: ") and "\uff5a" not in lines[2]
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before
+
+
+def test_marketplace_indexes_are_found_in_byte_order_of_their_names_utf8_or_not(
+        tmp_path: Path) -> None:
+    """The same rule for the marketplace indexes beside the archives: a name that is not UTF-8
+    is found, in byte order, never a crash."""
+    from horon_bundle.publish.marketplace import find_indexes  # noqa: PLC0415
+    from horon_bundle.publish.release import MARKETPLACE_INDEX_SUFFIX as INDEX_SUFFIX  # noqa: PLC0415
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    names = [f"a{INDEX_SUFFIX}", f"\uff5a{INDEX_SUFFIX}",
+             os.fsdecode(b"\xff" + INDEX_SUFFIX.encode())]
+    for name in reversed(names):
+        (dist / name).write_text("{}\n")
+    (dist / f".hidden{INDEX_SUFFIX}").write_text("{}\n")
+    assert [p.name for p in find_indexes(dist)] == names

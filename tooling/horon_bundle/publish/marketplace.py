@@ -10,6 +10,7 @@ then published with each of those zips, as one more file beside it (role
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from horon_bundle.publish.release import (
 def find_indexes(dist_dir: Path) -> list[Path]:
     return sorted((p for p in dist_dir.iterdir()
                    if p.name.endswith(MARKETPLACE_INDEX_SUFFIX) and not p.name.startswith(".")),
-                  key=lambda p: p.name.encode("utf-8"))
+                  key=lambda p: os.fsencode(p.name))  # a name need not be UTF-8
 
 
 def attach_indexes(dist_dir: Path, items: list[ReleaseItem],

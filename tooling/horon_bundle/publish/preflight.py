@@ -193,6 +193,8 @@ def check_harness_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None
     hashing.start()
     report = verify_any(path, AuditOptions(), HarnessOptions())
     hashing.join()
+    if hashing.refused:
+        return None, hashing.refused
     if hashing.digest is None:
         return None, [Finding(codes.INPUT_UNREADABLE, f"{path.name}: {hashing.error}")]
     before = hashing.digest

@@ -11,6 +11,7 @@ once: the bytes checked are the bytes uploaded.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,7 +143,7 @@ def find_archives(dist_dir: Path) -> list[Path]:
         raise Refused.one(codes.PUBLISH_NOTHING, f"{dist_dir}: not a directory")
     archives = sorted((p for p in dist_dir.iterdir()
                        if p.name.endswith(".zip") and not p.name.startswith(".")),
-                      key=lambda p: p.name.encode("utf-8"))
+                      key=lambda p: os.fsencode(p.name))  # a name need not be UTF-8
     if not archives:
         raise Refused.one(codes.PUBLISH_NOTHING, f"{dist_dir}: no *.zip archive to publish")
     return archives
