@@ -147,10 +147,8 @@ def test_a_file_growing_while_it_is_read(example_release: BuiltExample,
     assert "grew while it was read" in caught.value.findings[0].message
 
 
-def test_a_directory_removed_during_the_walk(example_release: BuiltExample, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    bundle = copy_bundle(example_release.bundle, tmp_path)
+def _remove_lib_as_it_is_listed(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lib/` (and the library in it) vanish just as the walk comes to list it."""
     original = DirectorySource._list
 
     def racing(self: DirectorySource, prefix: str) -> object:
@@ -160,6 +158,13 @@ def test_a_directory_removed_during_the_walk(example_release: BuiltExample, tmp_
         return original(self, prefix)
 
     monkeypatch.setattr(DirectorySource, "_list", racing)
+
+
+def test_a_directory_removed_during_the_walk(example_release: BuiltExample, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    _remove_lib_as_it_is_listed(bundle, monkeypatch)
     assert main(["verify", str(bundle)]) == 1
     err = capsys.readouterr().err
     assert "ERROR layout.changed:" in err and "Traceback" not in err
@@ -571,15 +576,7 @@ def test_a_directory_removed_during_the_walk_ends_only_its_listing(
     (bundle / "zz").mkdir()
     (bundle / "zz" / "later").write_bytes(b"x")
     monkeypatch.setattr(directory, "DIR_FDS", descriptors)
-    original = DirectorySource._list
-
-    def racing(self: DirectorySource, prefix: str) -> object:
-        if prefix == "lib/":
-            (bundle / LIBRARY).unlink()
-            (bundle / "lib").rmdir()
-        return original(self, prefix)
-
-    monkeypatch.setattr(DirectorySource, "_list", racing)
+    _remove_lib_as_it_is_listed(bundle, monkeypatch)
     source = DirectorySource(bundle)
     source.close()
     assert "zz/later" in source.files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -455,12 +456,9 @@ def test_a_wrong_file_beside_a_harness_zip_publishes_nothing(
     assert tree_snapshot(dist) == before
 
 
-def test_a_required_signer_judges_a_harness_zips_signature_alone(tmp_path: Path,
-                                                                 harness_build: Path) -> None:
-    """With a signer required, a signature of other bytes is `signature.invalid` (its digest
-    is checked by its verification), not also a side file left from an earlier build."""
-    dist = _harness_dist(tmp_path / "dist", harness_build)
-    _signature_of_other_bytes(dist)
+def _assert_only_signature_invalid(tmp_path: Path, dist: Path) -> None:
+    """Publishing `dist` with the staging signer required is refused as signature.invalid
+    alone, and nothing is written."""
     store, url = _store(tmp_path)
     before = tree_snapshot(dist)
     result = cli("publish", dist, "--require-signature", *STAGING_SIGNER, env=publish_env(url))
@@ -468,6 +466,15 @@ def test_a_required_signer_judges_a_harness_zips_signature_alone(tmp_path: Path,
     assert set(result.codes) == {"signature.invalid"}, result.stderr
     assert tree_snapshot(store) == {}
     assert tree_snapshot(dist) == before
+
+
+def test_a_required_signer_judges_a_harness_zips_signature_alone(tmp_path: Path,
+                                                                 harness_build: Path) -> None:
+    """With a signer required, a signature of other bytes is `signature.invalid` (its digest
+    is checked by its verification), not also a side file left from an earlier build."""
+    dist = _harness_dist(tmp_path / "dist", harness_build)
+    _signature_of_other_bytes(dist)
+    _assert_only_signature_invalid(tmp_path, dist)
 
 
 def test_a_harness_zip_that_is_no_longer_a_regular_file_is_refused(
@@ -514,6 +521,27 @@ def test_a_declaration_found_twice_is_judged_once(tmp_path: Path,
          "a committed declaration must say 'unconfigured'", "")]
 
 
+@contextlib.contextmanager
+def _touched(path: Path) -> Iterator[None]:
+    """Another thread keeps setting `path`'s times (same bytes) while the block runs."""
+    stop = threading.Event()
+
+    def touch() -> None:
+        second = 1_000_000_000
+        while not stop.is_set():
+            second += 1_000_000_000
+            os.utime(path, ns=(second, second))
+            stop.wait(0.001)
+
+    toucher = threading.Thread(target=touch, name="toucher")
+    toucher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        toucher.join()
+
+
 def test_a_harness_zip_touched_while_it_is_checked_is_integrity(tmp_path: Path,
                                                                 harness_build: Path) -> None:
     """Another process keeps setting the zip's times while it is judged (same bytes): its
@@ -521,22 +549,8 @@ def test_a_harness_zip_touched_while_it_is_checked_is_integrity(tmp_path: Path,
     what would be uploaded."""
     dist = _harness_dist(tmp_path / "dist", harness_build)
     archive = dist / HARNESS_ZIP
-    stop = threading.Event()
-
-    def touch() -> None:
-        second = 1_000_000_000
-        while not stop.is_set():
-            second += 1_000_000_000
-            os.utime(archive, ns=(second, second))
-            stop.wait(0.001)
-
-    toucher = threading.Thread(target=touch, name="toucher")
-    toucher.start()
-    try:
+    with _touched(archive):
         item, problems = check_harness_archive(archive, None)
-    finally:
-        stop.set()
-        toucher.join()
     assert [(f.code.name, f.message) for f in problems] == [
         ("publish.integrity", f"{HARNESS_ZIP}: changed while it was being checked")]
     assert item is not None and item.digest.sha256 == _sha(archive)
@@ -623,35 +637,15 @@ def test_a_required_signer_judges_a_native_archives_signature_alone(
         tmp_path: Path, example_release: BuiltExample) -> None:
     dist = _native_dist(tmp_path / "dist", example_release)
     _native_spoil(dist, example_release.archive.name, "stale-signature")
-    store, url = _store(tmp_path)
-    before = tree_snapshot(dist)
-    result = cli("publish", dist, "--require-signature", *STAGING_SIGNER, env=publish_env(url))
-    assert_refused(result, "signature.invalid")
-    assert set(result.codes) == {"signature.invalid"}, result.stderr
-    assert tree_snapshot(store) == {}
-    assert tree_snapshot(dist) == before
+    _assert_only_signature_invalid(tmp_path, dist)
 
 
 def test_a_native_archive_touched_while_it_is_checked_is_integrity(
         tmp_path: Path, example_release: BuiltExample) -> None:
     dist = _native_dist(tmp_path / "dist", example_release)
     archive = dist / example_release.archive.name
-    stop = threading.Event()
-
-    def touch() -> None:
-        second = 1_000_000_000
-        while not stop.is_set():
-            second += 1_000_000_000
-            os.utime(archive, ns=(second, second))
-            stop.wait(0.001)
-
-    toucher = threading.Thread(target=touch, name="toucher")
-    toucher.start()
-    try:
+    with _touched(archive):
         item, problems = check_archive(archive, None)
-    finally:
-        stop.set()
-        toucher.join()
     assert [(f.code.name, f.message) for f in problems] == [
         ("publish.integrity", f"{archive.name}: changed while it was being checked")]
     assert item is not None and item.digest.sha256 == _sha(archive)
