@@ -249,3 +249,44 @@ def test_empty_directory_refused(bundle: Path) -> None:
     assert_refused(result, "layout.undeclared")
     assert f"{bundle.name}: empty directory 'lib/empty'" in result.stderr
     assert tree_snapshot(bundle) == before
+
+
+def _check(report: Any, name: str) -> list[tuple[str, str]]:
+    [check] = [c for c in report.checks if c.name == name]
+    return [(f.code.name, f.message) for f in check.findings]
+
+
+def test_what_is_not_a_native_bundle_is_named_by_the_archive_check(tmp_path: Path) -> None:
+    """verify_path on a harness ref, or on a file that is no zip, fails its `archive` check
+    with the reason, and judges nothing else."""
+    ref = tmp_path / "guard-kit-1.2.0.zip.ref.json"
+    ref.write_text('{"name": "guard-kit", "sha256": "00"}\n')
+    report = verify_path(ref)
+    assert not report.ok and [c.name for c in report.checks] == ["archive"]
+    assert _check(report, "archive") == [(
+        "layout.harness-bundle", f"{ref}: the ref of a harness bundle, not a native bundle")]
+    garbage = tmp_path / "garbage.zip"
+    garbage.write_bytes(b"not a zip at all")
+    report = verify_path(garbage)
+    assert not report.ok and [c.name for c in report.checks] == ["archive"]
+    assert [code for code, _ in _check(report, "archive")] == ["archive.format"]
+
+
+def test_an_unpacked_harness_bundle_is_named_and_its_missing_sums_still_reported(
+        tmp_path: Path) -> None:
+    """A directory holding a harness manifest and no plugin.json is a harness bundle, not a
+    native one missing its plugin.json; every other metadata file is still judged."""
+    root = tmp_path / "guard-kit"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "guard-kit"}\n')
+    report = verify_path(root)
+    assert not report.ok
+    assert _check(report, "layout.metadata-files") == [
+        ("layout.harness-bundle",
+         f"{root.name}: a harness bundle, not a native one: no plugin.json at its root"),
+        ("layout.missing", f"{root.name}: SHA256SUMS is missing")]
+    native = tmp_path / "native"
+    native.mkdir()
+    (native / "SHA256SUMS").write_text("")
+    assert _check(verify_path(native), "layout.metadata-files") == [
+        ("layout.missing", f"{native.name}: plugin.json is missing")]

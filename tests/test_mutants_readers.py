@@ -663,3 +663,14 @@ def test_bytes_after_the_deflate_stream_are_refused_whatever_the_read_size(
         assert caught.value.codes() == ["archive.ambiguous"]
     finally:
         os.close(fd)
+
+
+def test_a_tools_number_is_kept_when_a_double_holds_it_and_refused_past_one() -> None:
+    """`any_number` reads a finite float as it is written, and refuses one past a double's
+    range (which float() would turn into an infinity) with json.nonfinite, naming it."""
+    assert strictjson.read_json(b"[0.25, -3.5e10, 1.7976931348623157e308]", source="x",
+                                any_number=True) == [0.25, -3.5e10, 1.7976931348623157e308]
+    with pytest.raises(Refused) as caught:
+        strictjson.read_json(b'{"timeout": 1e400}', source="hooks.json", any_number=True)
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("json.nonfinite", "hooks.json: number 1e400 is beyond a double's range")]
