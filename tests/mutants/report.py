@@ -41,8 +41,8 @@ def _survivor(mutant: Mutant) -> str:
 
 
 def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
-    how = "one run" if runs == 1 else f"{runs} runs (groups of modules, re-tests after tests " \
-        "were added), in total"
+    how = "one run of" if runs == 1 else f"{runs} runs (groups of modules, some side by " \
+        "side; re-tests after tests were added), their times summed:"
     more = f" (and {len(outcome.incomplete)} not complete yet)" if outcome.incomplete else ""
     return (f"{outcome.killed} of {outcome.total} mutants killed over {len(outcome.modules)} "
             f"modules{more}: **kill ratio {_percent(outcome.ratio)}** (threshold "
