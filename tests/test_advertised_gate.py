@@ -79,3 +79,106 @@ def test_the_tool_survives_a_crashing_library(tmp_path: Path, cargo_target_dir: 
     fine = build(ABI_FAULTS, out, cargo_target_dir, "--plugin", "fault-none")
     assert fine.status == 0, fine.stderr
     assert cli("verify", out / f"fault-none-0.1.0-{HOST}").status == 0
+
+
+# --- verify: the advertised metadata judged from the section and the recorded claim -------
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+from typing import Any  # noqa: E402
+
+from tests.conftest import BuiltExample  # noqa: E402
+from tests.gate_helpers import resign_provenance  # noqa: E402
+from tests.helpers import CliResult, copy_bundle, edit_manifest, rewrite_listing  # noqa: E402
+
+LIBRARY = "lib/libhoron_example.so"
+
+
+def _verified(bundle: Path) -> tuple[CliResult, dict[str, Any]]:
+    result = cli("verify", bundle, "--json")
+    assert "INTERNAL ERROR" not in result.stderr, result.stderr
+    return result, {c["check"]: c for c in result.json()["checks"]}
+
+
+def _relibrary(bundle: Path, data: bytes) -> None:
+    """Swap the library's bytes and re-declare them: the section is judged on these."""
+    (bundle / LIBRARY).write_bytes(data)
+    rewrite_listing(bundle, LIBRARY)
+    edit_manifest(bundle, lambda m: m["library"].update(
+        sha256=hashlib.sha256(data).hexdigest(), size=len(data)))
+
+
+def test_verify_says_the_section_agrees_with_the_recorded_observers(
+        example_release: BuiltExample) -> None:
+    result, checks = _verified(example_release.bundle)
+    assert result.status == 0, result.stderr
+    check = checks["features.advertised"]
+    assert check["result"] == "pass"
+    assert check["note"] == ("source: section (read from the library's .horon_abi section); "
+                             "agrees with the metadata recorded at build time (probe, "
+                             "static-section)")
+
+
+def test_verify_names_each_source_of_disagreeing_advertised_metadata(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+
+    def change(statement: dict[str, Any]) -> None:
+        for item in statement["predicate"]["runDetails"]["byproducts"]:
+            if item["name"] == "horon:advertised":
+                item["annotations"]["features"] = ["clock"]
+
+    resign_provenance(bundle, change)
+    result, checks = _verified(bundle)
+    assert result.status == 1
+    check = checks["features.advertised"]
+    assert check["result"] == "fail"
+    found = {f["code"]: f["message"] for f in check["findings"]}
+    assert sorted(found) == ["abi.section-mismatch", "features.mismatch"]
+    assert found["features.mismatch"] == (
+        "the advertised metadata recorded in provenance.json (probe, static-section) "
+        "advertises ['clock'], plugin.json would list ['clock', 'greeting'] (compiled)")
+    assert found["abi.section-mismatch"].startswith(
+        f"{LIBRARY}: the .horon_abi section says ")
+    assert found["abi.section-mismatch"].endswith(" (probe, static-section) at build time")
+
+
+def test_verify_refuses_a_section_stripped_after_the_build(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        pytest.skip("objcopy (binutils) not installed")
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    stripped = tmp_path / "stripped.so"
+    subprocess.run([objcopy, "--remove-section", ".horon_abi", str(bundle / LIBRARY),
+                    str(stripped)], check=True)
+    _relibrary(bundle, stripped.read_bytes())
+    result, checks = _verified(bundle)
+    assert result.status == 1
+    check = checks["features.advertised"]
+    assert [f["code"] for f in check["findings"]] == ["abi.section-missing"]
+    assert check["findings"][0]["message"].startswith(
+        f"{LIBRARY}: provenance.json records the advertised metadata as read from the "
+        "library's .horon_abi section, but the library has no such section")
+    assert check["note"] == (
+        "source: recorded-only (no .horon_abi section: the advertised metadata recorded at "
+        "build time (probe, static-section), not recomputed)")
+    assert result.json()["advertised_source"] == "recorded-only"
+
+
+def test_verify_reports_a_malformed_section_under_the_advertised_check(
+        example_release: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    data = (bundle / LIBRARY).read_bytes()
+    unsorted = data.replace(b'"features":["clock","greeting"]',
+                            b'"features":["greeting","clock"]')
+    assert unsorted != data
+    _relibrary(bundle, unsorted)
+    result, checks = _verified(bundle)
+    assert result.status == 1
+    check = checks["features.advertised"]
+    assert check["result"] == "fail"
+    assert check["note"] == "the library's .horon_abi section"
+    [finding] = check["findings"]
+    assert finding["code"] == "abi.section"
+    assert "not sorted" in finding["message"]

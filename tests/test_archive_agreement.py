@@ -41,11 +41,11 @@ WIDTH = {"crc": 4, "csize": 4, "usize": 4, "external": 4}
 
 def make_zip(entries: list[tuple[str, bytes]], *, mode: int = REG,
              method: int = zipfile.ZIP_DEFLATED, extra: bytes = b"",
-             stream: io.RawIOBase | None = None) -> bytes:
+             stream: io.RawIOBase | None = None, level: int | None = None) -> bytes:
     buffer = stream if stream is not None else io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with zipfile.ZipFile(buffer, "w", compression=method) as archive:
+        with zipfile.ZipFile(buffer, "w", compression=method, compresslevel=level) as archive:
             for name, data in entries:
                 info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
                 info.create_system = 3
@@ -304,7 +304,7 @@ def test_a_bomb_is_refused_before_anything_is_inflated(tmp_path: Path) -> None:
     """300 zero-filled 1 MiB entries (each under the per-entry ratio floor): the total ratio
     over the archive's size refuses them from the central directory alone."""
     path = tmp_path / "bomb.zip"
-    path.write_bytes(make_zip([(f"z{i:03d}", b"\0" * (1 << 20)) for i in range(300)]))
+    path.write_bytes(make_zip([(f"z{i:03d}", b"\0" * (1 << 20)) for i in range(300)], level=1))
     start = time.monotonic()
     result = cli("verify", path)
     assert_refused(result, "archive.limit")
@@ -320,7 +320,7 @@ def test_undeclared_entries_are_never_inflated(example_release: BuiltExample, tm
         entries = [(i.filename, source.read(i)) for i in source.infolist()]
     junk = [(f"junk/{i:02d}", b"\0" * (1 << 20)) for i in range(50)]
     path = tmp_path / "padded.zip"
-    path.write_bytes(make_zip(entries + junk))
+    path.write_bytes(make_zip(entries + junk, level=1))
     opened: list[str] = []
     original = archive_stream.ArchiveStream.__init__
 
@@ -371,3 +371,260 @@ def test_an_empty_directory_is_one_rule_for_both_forms(example_release: BuiltExa
     archive = tmp_path / "with-empty.zip"
     archive.write_bytes(make_zip([*entries, ("empty/", b"")]))
     assert_refused(cli("verify", archive), "layout.undeclared")
+
+
+# --- the reader itself: offsets, descriptors and tiling, read from hand-built archives -------
+import hashlib  # noqa: E402
+import zlib  # noqa: E402
+
+TIME = 0x5A3C  # 11:17:56 (any time: compared between the two headers and kept)
+DOS_DATE = 0x21  # 1980-01-01
+
+
+def _hand_zip(files: list[tuple[str, bytes, str]], *, prefix: bytes = b"",
+              after: dict[str, bytes] | None = None,
+              local_extra: dict[str, bytes] | None = None) -> bytes:
+    """Deflated entries written byte by byte. `files`: (name, data, descriptor) with
+    descriptor "" (none), "signed" or "unsigned" (a descriptor without its optional
+    signature); `prefix`: bytes before the first entry (the offsets count them); `after`:
+    bytes after an entry; `local_extra`: an extra field in an entry's local header only."""
+    out = bytearray(prefix)
+    records = []
+    for name, data, descriptor in files:
+        raw = name.encode()
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        packed = packer.compress(data) + packer.flush()
+        crc = zlib.crc32(data)
+        flags = 0x08 if descriptor else 0
+        extra = (local_extra or {}).get(name, b"")
+        offset = len(out)
+        values = (0, 0, 0) if descriptor else (crc, len(packed), len(data))
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, 8, TIME, DOS_DATE,
+                           *values, len(raw), len(extra)) + raw + extra + packed
+        if descriptor:
+            out += b"PK\x07\x08" if descriptor == "signed" else b""
+            out += struct.pack("<III", crc, len(packed), len(data))
+        out += (after or {}).get(name, b"")
+        records.append(struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 0x314, 20, flags, 8,
+                                   TIME, DOS_DATE, crc, len(packed), len(data), len(raw), 0, 0,
+                                   0, 0, REG << 16, offset) + raw)
+    directory = b"".join(records)
+    start = len(out)
+    out += directory + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(files), len(files),
+                                   len(directory), start, 0)
+    return bytes(out)
+
+
+def _refusal(data: bytes, tmp_path: Path) -> list[tuple[str, str]]:
+    path = tmp_path / "x.zip"
+    path.write_bytes(data)
+    with pytest.raises(Refused) as caught:
+        validate_archive(path)
+    return [(f.code.name, f.message) for f in caught.value.findings]
+
+
+def _sizes(data: bytes) -> tuple[int, int, int]:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return zlib.crc32(data), len(packer.compress(data) + packer.flush()), len(data)
+
+
+DESCRIBED = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "signed"),
+             ("c.txt", b"third " * 70, "unsigned"), ("d.txt", b"fourth " * 80, "")]
+
+
+def test_entries_are_read_with_their_offsets_headers_and_descriptors(tmp_path: Path) -> None:
+    """Plain entries and entries followed by a data descriptor with and without its
+    signature (neither the first): every field of every entry as its records say, the
+    local header and descriptor bytes as validated, and a digest of the very bytes judged."""
+    data = _hand_zip(DESCRIBED)
+    path = tmp_path / "described.zip"
+    path.write_bytes(data)
+    with zipfile.ZipFile(path) as archive:  # another parser's offsets
+        offsets = [info.header_offset for info in archive.infolist()]
+    expected = {}
+    for (name, content, descriptor), offset in zip(DESCRIBED, offsets, strict=True):
+        crc, packed, size = _sizes(content)
+        data_offset = offset + 30 + len(name)
+        described = {"": b"", "signed": b"PK\x07\x08", "unsigned": b""}[descriptor]
+        if descriptor:
+            described += struct.pack("<III", crc, packed, size)
+        assert data[data_offset + packed:].startswith(described)
+        expected[name] = ArchiveEntry(
+            name=name, raw_name=name.encode(), size=size, compressed_size=packed, method=8,
+            flags=0x08 if descriptor else 0, crc=crc, time=TIME, date=DOS_DATE,
+            version_needed=20, mode=REG, header_offset=offset, data_offset=data_offset,
+            local_header=data[offset:data_offset], descriptor=described)
+    reader = validate_archive(path)
+    try:
+        assert reader.label == "described.zip"
+        assert reader.size == len(data)
+        assert reader.entries == expected
+        reader.start_digest()
+        for name, content, _descriptor in DESCRIBED:
+            read = b""
+            with reader.open(name) as stream:
+                while chunk := stream.read(100):
+                    read += chunk
+            assert read == content
+        digest = reader.digest()
+        assert (digest.sha256, digest.size) == (hashlib.sha256(data).hexdigest(), len(data))
+        assert reader.reread == 0  # framing and trailer came from what was validated
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("descriptor", ["signed", "unsigned"])
+def test_a_descriptor_is_checked_against_the_directory(descriptor: str,
+                                                       tmp_path: Path) -> None:
+    """The second entry's descriptor (with or without its signature) states another CRC;
+    then also another time in its local header: both disagreements are named."""
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, descriptor)]
+    data = _hand_zip(files)
+    crc, packed, size = _sizes(files[1][1])
+    at = data.index(struct.pack("<III", crc, packed, size), data.index(b"PK\x03\x04", 1))
+    lying = bytearray(data)
+    struct.pack_into("<I", lying, at, 0x12345678)
+    where = "x.zip: entry 'b.txt': local header and central directory disagree: "
+    assert _refusal(bytes(lying), tmp_path) == [
+        ("archive.ambiguous", f"{where}data descriptor CRC-32 {0x12345678} != {crc}")]
+    late = _set(bytes(lying), b"PK\x03\x04", LOCAL["time"], TIME + 1, index=1)
+    assert _refusal(late, tmp_path) == [
+        ("archive.ambiguous", f"{where}time {TIME + 1} != {TIME}; "
+                              f"data descriptor CRC-32 {0x12345678} != {crc}")]
+
+
+def test_local_sizes_are_zero_only_with_a_descriptor(tmp_path: Path) -> None:
+    """Zeros in the local header stand for the values only when a descriptor follows; with a
+    descriptor, sizes that are there must still agree."""
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "signed")]
+    crc, packed, size = _sizes(files[0][1])
+    zeros = _hand_zip(files)
+    for field in ("crc", "csize", "usize"):
+        zeros = local(field, 0)(zeros)
+    assert _refusal(zeros, tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'a.txt': local header and central directory "
+                              f"disagree: CRC-32 0 != {crc}; compressed size 0 != {packed}; "
+                              f"uncompressed size 0 != {size}")]
+    crc, packed, size = _sizes(files[1][1])
+    sized = _set(_hand_zip(files), b"PK\x03\x04", LOCAL["csize"], 7, width=4, index=1)
+    assert _refusal(sized, tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'b.txt': local header and central directory "
+                              f"disagree: CRC-32 0 != {crc}; compressed size 7 != {packed}; "
+                              f"uncompressed size 0 != {size}")]
+
+
+def test_a_descriptor_past_the_end_of_the_file(tmp_path: Path) -> None:
+    """The directory says the last entry's data runs past the file: no descriptor can be
+    read there, and none of its values is taken for one."""
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "signed")]
+    data = _hand_zip(files)
+    crc, _packed, _size = _sizes(files[1][1])
+    huge = _set(_set(data, b"PK\x01\x02", CENTRAL["csize"], 10**6, width=4, index=1),
+                b"PK\x01\x02", CENTRAL["usize"], 10**6, width=4, index=1)
+    assert _refusal(huge, tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'b.txt': local header and central directory "
+                              f"disagree: data descriptor CRC-32 -1 != {crc}; data descriptor "
+                              f"compressed size -1 != {10**6}; data descriptor uncompressed "
+                              f"size -1 != {10**6}")]
+
+
+def test_a_local_extra_field_is_named_alone(tmp_path: Path) -> None:
+    """An extra field only in the local header of an entry with a descriptor: the data (and
+    so the descriptor) start after it, and the one disagreement is the extra field."""
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "signed")]
+    data = _hand_zip(files, local_extra={"b.txt": struct.pack("<HH", 0x5455, 0)})
+    assert _refusal(data, tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'b.txt': local header and central directory "
+                              "disagree: extra field length 4 != 0")]
+
+
+def test_a_long_name_that_differs_is_shown_cut(tmp_path: Path) -> None:
+    name = "n" * 100
+    data = _hand_zip([(name, b"x", "")])
+    other = data.replace(name.encode(), b"m" * 100, 1)
+    assert _refusal(other, tmp_path) == [
+        ("archive.ambiguous", f"x.zip: entry {name!r}: local header and central directory "
+                              f"disagree: local header names {b'm' * 80!r}")]
+
+
+def test_entries_must_tile_the_file(tmp_path: Path) -> None:
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "unsigned")]
+    assert _refusal(_hand_zip(files, prefix=b"\0" * 8), tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'a.txt': prepended data at offset 0")]
+    gap = _hand_zip(files, after={"a.txt": b"\0" * 3})
+    gap_at = gap.index(b"PK\x03\x04", 1) - 3
+    assert _refusal(gap, tmp_path) == [
+        ("archive.ambiguous", f"x.zip: entry 'b.txt': a gap or overlap at offset {gap_at}")]
+    assert _refusal(_hand_zip(files, after={"b.txt": b"\0" * 3}), tmp_path) == [
+        ("archive.ambiguous", "x.zip: 3 bytes between the last entry and the central "
+                              "directory")]
+
+
+@pytest.mark.parametrize("left", [10, 30])
+def test_a_local_header_at_the_very_end(left: int, tmp_path: Path) -> None:
+    """The first entry claims data that ends `left` bytes before the end of the file, where
+    the directory places the second entry's local header: fewer bytes than a local header
+    are truncated; a full header's worth that is no local header has no signature."""
+    files = [("a.txt", b"first " * 50, ""), ("b.txt", b"second " * 60, "")]
+    data = _hand_zip(files)
+    csize = len(data) - left - (30 + len("a.txt"))
+    for field in ("csize", "usize"):
+        data = _set(data, b"PK\x03\x04", LOCAL[field], csize, width=4)
+        data = _set(data, b"PK\x01\x02", CENTRAL[field], csize, width=4)
+    data = _set(data, b"PK\x01\x02", 42, len(data) - left, width=4, index=1)
+    problem = "truncated local header" if left < 30 else "no local header at its offset"
+    code = "archive.format" if left < 30 else "archive.ambiguous"
+    assert _refusal(data, tmp_path) == [(code, f"x.zip: entry 'b.txt': {problem}")]
+
+
+def test_every_stage_names_the_archive(tmp_path: Path) -> None:
+    """The end record, the central directory, the local headers and the entries' judgement
+    each name the archive in their refusals."""
+    assert _refusal(end("comment", 5)(make_zip(BASE)), tmp_path) == [
+        ("archive.ambiguous", "x.zip: the end record claims a 5-byte comment that is not "
+                              "there")]
+    assert _refusal(central("disk", 2)(make_zip(BASE[:1])), tmp_path) == [
+        ("archive.format", "x.zip: entry 'plugin.json': starts on disk 2 (multi-disk "
+                           "archives are refused)")]
+    assert _refusal(local("time", 0x1234)(make_zip(BASE[:1])), tmp_path) == [
+        ("archive.ambiguous", "x.zip: entry 'plugin.json': local header and central "
+                              f"directory disagree: time {0x1234} != 0")]
+    assert _refusal(make_zip(BASE[:1], mode=stat.S_IFREG | 0o4755), tmp_path) == [
+        ("layout.mode", "x.zip: entry 'plugin.json': mode 4755")]
+
+
+def test_a_missing_or_linked_archive(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.zip"
+    with pytest.raises(Refused) as caught:
+        validate_archive(missing)
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("input.unreadable", f"{missing}: no such file")]
+    target = tmp_path / "real.zip"
+    target.write_bytes(make_zip(BASE))
+    link = tmp_path / "link.zip"
+    link.symlink_to(target)
+    with pytest.raises(Refused) as caught:
+        validate_archive(link)
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("input.not-a-file", f"archive {link}: a symbolic link")]
+
+
+_UNREADABLE = Path("/sys/devices/virtual/net/lo/speed")  # a regular file whose read fails
+
+
+def _read_fails(path: Path) -> bool:
+    try:
+        path.read_bytes()
+    except OSError:
+        return True
+    return False
+
+
+@pytest.mark.skipif(not _read_fails(_UNREADABLE), reason="needs Linux sysfs with a loopback")
+def test_a_read_error_is_a_refusal() -> None:
+    """A regular file (4096 bytes by fstat) whose read fails with EINVAL: refused, not a
+    traceback."""
+    with pytest.raises(Refused) as caught:
+        validate_archive(_UNREADABLE)
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("archive.format", "speed: Invalid argument")]

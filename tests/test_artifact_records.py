@@ -249,3 +249,124 @@ def test_library_without_a_section_falls_back_to_recorded_metadata(
         "source: recorded-only (no .horon_abi section: the advertised metadata recorded at "
         "build time (probe), not recomputed)")
     assert report.json()["advertised_source"] == "recorded-only"
+
+
+# --- the record reader: its limits, its refusals, its round trip (model/record.py) --------
+from horon_bundle.core.hashing import Digest  # noqa: E402
+from horon_bundle.model.record import MAX_RECORD_BYTES, load_record, record_json  # noqa: E402
+
+
+def _nested(depth: int) -> object:
+    value: object = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("depth", "code", "says"), [
+    (16, "evidence.record", "record.json: x: unknown field"),
+    (17, "json.too-deep", "record.json: nesting deeper than 16"),
+], ids=["depth-16", "depth-17"])
+def test_a_record_nested_past_sixteen_levels_is_refused_by_its_reader(
+        tmp_path: Path, release: Compiled, depth: int, code: str, says: str) -> None:
+    """The record object is level 1: 15 nested arrays under a field still reach the decoder
+    (which refuses the unknown field), 16 are refused as too deep, naming the file."""
+    record = _edited(release, tmp_path, lambda r: r.__setitem__("x", _nested(depth - 1)))
+    out = tmp_path / "out"
+    result = _prebuilt(out, release.library, record)
+    assert_refused_cleanly(result, code, out)
+    assert result.codes == [code]
+    [line] = error_lines(result, code)
+    assert line == f"ERROR {code}: {says}", line
+
+
+def test_a_record_past_the_default_json_limit_is_read_up_to_its_own(
+        tmp_path: Path, release: Compiled) -> None:
+    """A record may hold up to MAX_RECORD_BYTES (a large graph), far past read_json's 1 MiB
+    default."""
+    version = "0.1.0+" + "x" * (2 << 20)
+    record = _edited(release, tmp_path, lambda r: r.__setitem__("version", version))
+    size = record.stat().st_size
+    assert 2 << 20 < size < MAX_RECORD_BYTES
+    loaded, digest = load_record(record)
+    assert loaded.version == version
+    assert digest == Digest(hashlib.sha256(record.read_bytes()).hexdigest(), size)
+
+
+def test_a_record_without_the_advertised_field_has_no_advertised_metadata(
+        tmp_path: Path, release: Compiled) -> None:
+    record = _edited(release, tmp_path, lambda r: r.pop("advertised"))
+    loaded, _ = load_record(record)
+    assert loaded.advertised is None
+    assert "advertised" not in loaded.raw
+    assert loaded.channel == "release"
+
+
+def test_record_json_writes_what_load_record_reads(release: Compiled) -> None:
+    loaded, digest = load_record(release.record)
+    assert loaded.advertised is not None
+    fields: dict[str, Any] = {
+        "plugin_id": loaded.plugin_id, "package": loaded.package, "version": loaded.version,
+        "library_name": loaded.library_name, "digest": Digest(loaded.sha256, loaded.size),
+        "target": loaded.target, "profile": loaded.profile, "channel": loaded.channel,
+        "claim": loaded.claim, "features": loaded.features, "invocation": loaded.invocation,
+        "graph": loaded.graph}
+    assert record_json(**fields, advertised=loaded.advertised) == loaded.raw
+    assert loaded.raw["advertised"]["observed_by"] == ["probe", "static-section"]
+    assert record_json(**fields, advertised=None) == {**loaded.raw, "advertised": None}
+    assert digest.size == release.record.stat().st_size
+
+
+EMPTIED = ("plugin", "package", "version", "target", "profile", "channel", "library.name",
+           "library.sha256")  # in the order they are read
+
+
+def _empty_strings(record: dict[str, Any]) -> None:
+    for where in EMPTIED:
+        *parents, key = where.split(".")
+        holder = record
+        for parent in parents:
+            holder = holder[parent]
+        holder[key] = ""
+
+
+MALFORMED: dict[str, tuple[Callable[[dict[str, Any]], None], list[str]]] = {
+    "unknown-field": (lambda r: r.__setitem__("extra", 1), ["record.json: extra: unknown field"]),
+    "wrong-type": (lambda r: r.__setitem__("plugin", 1),
+                   ["record.json: plugin: expected a string, got 1"]),
+    "other-format": (lambda r: r.__setitem__("format", "horon.artifact-record.v2"),
+                     ["record.json: format 'horon.artifact-record.v2', expected "
+                      "'horon.artifact-record.v1'"]),
+    "unknown-observer": (lambda r: r["advertised"].__setitem__("observed_by", ["telepathy"]),
+                         ["record.json: advertised.observed_by: ['telepathy'] unknown"]),
+    "empty-strings": (_empty_strings,
+                      [f"record.json: {where}: an empty string where a name is required"
+                       for where in EMPTIED]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_record_is_refused_naming_the_file_and_the_field(
+        tmp_path: Path, release: Compiled, case: str) -> None:
+    """Every defect of a record's content is an `evidence.record` refusal naming the record
+    file and the field, never an internal error; nothing is built."""
+    change, says = MALFORMED[case]
+    record = _edited(release, tmp_path, change)
+    out = tmp_path / "out"
+    result = _prebuilt(out, release.library, record)
+    assert "INTERNAL ERROR" not in result.stderr, result.stderr
+    assert_refused_cleanly(result, "evidence.record", out)
+    assert result.codes == ["evidence.record"] * len(says)
+    assert error_lines(result, "evidence.record") == [
+        f"ERROR evidence.record: {line}" for line in says]
+
+
+def test_a_record_that_is_not_an_object_is_refused(tmp_path: Path, release: Compiled) -> None:
+    record = tmp_path / "record.json"
+    record.write_bytes(b"[]\n")
+    out = tmp_path / "out"
+    result = _prebuilt(out, release.library, record)
+    assert "INTERNAL ERROR" not in result.stderr, result.stderr
+    assert_refused_cleanly(result, "evidence.record", out)
+    assert error_lines(result, "evidence.record") == [
+        "ERROR evidence.record: record.json: (document): expected an object, got an array"]

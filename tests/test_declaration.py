@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.core import hashing
-from horon_bundle.core.errors import Refused
+from horon_bundle.core import codes, hashing
+from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.fields import FieldReader, describe_value
 from horon_bundle.model import declaration as decl
 from tests.helpers import TEMPLATE, assert_refused, cli, copy_workspace, tree_snapshot
 
@@ -265,3 +266,66 @@ READER_FAULTS: dict[str, tuple[str, list[Row]]] = {
 def test_declaration_reader_findings(case: str, tmp_path: Path) -> None:
     text, expected = READER_FAULTS[case]
     assert _refusal(tmp_path, text) == expected
+
+
+# --- core/fields.py: the reader every decoder shares (what each finding says) ---------------
+def _reader() -> tuple[FieldReader, Findings]:
+    findings = Findings()
+    return FieldReader("f.json", findings, codes.MANIFEST_UNKNOWN_FIELD,
+                       codes.MANIFEST_MISSING_FIELD, codes.MANIFEST_TYPE), findings
+
+
+def _said(findings: Findings) -> list[tuple[str, str, str]]:
+    return [(f.code.name, f.message, f.hint) for f in findings.items]
+
+
+@pytest.mark.parametrize(("value", "described"), [
+    ("x" * 60, repr("x" * 60)),  # at the limit: whole
+    ("x" * 61, repr("x" * 57 + "...")),  # past it: cut to 57 and marked
+    ("é" * 70, repr("é" * 57 + "...")),
+    (None, "null"), (True, "true"), (False, "false"), (3, "3"), (2.5, "2.5"),
+    ([1], "an array"), ({}, "an object"), (b"x", "bytes"), ((1,), "tuple"),
+])
+def test_values_are_described_in_a_finding_as_written(value: object, described: str) -> None:
+    assert describe_value(value) == described
+
+
+def test_a_field_that_may_be_null_is_read_present_null_or_refused() -> None:
+    reader, findings = _reader()
+    assert reader.take_nullable({"k": "v"}, "k", str, "top") == (True, "v")
+    assert reader.take_nullable({"k": None}, "k", str, "top") == (True, None)
+    assert reader.take_nullable({}, "k", str, "top") == (False, None)
+    assert reader.take_nullable({"k": 1}, "k", str, "top.inner") == (False, None)
+    assert _said(findings) == [
+        ("manifest.missing-field", "f.json: top.k: required field is missing", ""),
+        ("manifest.type", "f.json: top.inner.k: expected a string, got 1", "")]
+    assert reader.known == {"top": {"k"}, "top.inner": {"k"}}
+    reader.finish({"kk": 1}, "top")
+    assert _said(findings)[-1] == (
+        "manifest.unknown-field", "f.json: top.kk: unknown field",
+        "Did you mean `k`? An unknown field is refused, never ignored.")
+
+
+def test_a_null_where_a_value_is_required_names_the_field() -> None:
+    reader, findings = _reader()
+    assert reader.take({"k": None}, "k", int, "top") is None
+    assert _said(findings) == [
+        ("manifest.missing-field", "f.json: top.k: null where an integer is required", "")]
+
+
+def test_an_unknown_key_is_given_the_nearest_known_key_of_its_object() -> None:
+    reader, _ = _reader()
+    for key in ("features", "feature-list", "featured", "zeta"):
+        reader.take_optional({}, key, str, "plugin[0]", "")
+    reader.take_optional({}, "profile", str, "build", "")
+    # the closest of several candidates, not the second closest nor the first in order
+    assert reader.suggestion("featurez", "plugin[1]").startswith("Did you mean `features`?")
+    assert reader.suggestion("feature-lst", "plugin[0]").startswith(
+        "Did you mean `feature-list`?")
+    # 0.6 is the cut-off: `zet` is close enough to `zeta`, `zxy` is not close to anything
+    assert reader.suggestion("zet", "plugin[0]").startswith("Did you mean `zeta`?")
+    assert reader.suggestion("profile", "plugin[0]") == (
+        "Did you mean `build.profile`? `profile` belongs in `build`.")
+    assert reader.suggestion("zxy", "plugin[0]") == (
+        "Known fields here: feature-list, featured, features, zeta.")
+    assert reader.suggestion("zxy", "nowhere") == "Remove the field: this object defines none."

@@ -172,3 +172,179 @@ def test_json_report_is_versioned(example_release: BuiltExample) -> None:
     assert report["ok"] is True
     assert all(check["result"] in ("pass", "skip") for check in report["checks"])
     json.dumps(report)
+
+
+# Direct decoder tables: parse_manifest(bytes) on the real example's plugin.json with one edit,
+# asserting the exact (code, message) list of the refusal (each names its field path).
+
+from horon_bundle.core.errors import Refused  # noqa: E402
+from horon_bundle.model.manifest import Manifest, bundle_name, parse_manifest  # noqa: E402
+
+_SIDECAR = {"name": "tool", "path": "sidecars/tool", "sha256": "0" * 64, "size": 1,
+            "executable": True}
+
+
+def _document(example: BuiltExample) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((example.bundle / "plugin.json").read_text())
+    return loaded
+
+
+def _bytes(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, indent=2, sort_keys=True).encode()
+
+
+def _refusal(data: bytes, source: str = "plugin.json") -> list[tuple[str, str]]:
+    with pytest.raises(Refused) as caught:
+        parse_manifest(data, source=source)
+    return [(f.code.name, f.message) for f in caught.value.findings]
+
+
+def _edits(*edits: Edit) -> Edit:
+    def change(document: dict[str, Any]) -> None:
+        for edit in edits:
+            edit(document)
+    return change
+
+
+def _append(key: str, item: Callable[[dict[str, Any]], Any]) -> Edit:
+    def change(document: dict[str, Any]) -> None:
+        document[key].append(item(document))
+    return change
+
+
+_ROLES = "('provenance', 'sbom', 'notices')"
+_P = "plugin.json: "
+
+EXACT: dict[str, tuple[Edit, list[tuple[str, str]]]] = {
+    "abi major 2": (_set("abi", "major", value=2), [
+        ("manifest.value", _P + "abi.major: 2, a horon.plugin.v1 bundle has ABI major 1")]),
+    "abi major 0": (_set("abi", "major", value=0), [
+        ("manifest.value", _P + "abi.major: 0, a horon.plugin.v1 bundle has ABI major 1")]),
+    "abi minor 65536": (_set("abi", "minor", value=65536), [
+        ("manifest.value", _P + "abi.minor: 65536 does not fit 16 bits")]),
+    "abi minor 65537": (_set("abi", "minor", value=65537), [
+        ("manifest.value", _P + "abi.minor: 65537 does not fit 16 bits")]),
+    "unknown role of the provenance asset": (_set("assets", 0, "role", value="bogus"), [
+        ("manifest.value", _P + f"assets[0].role: 'bogus' is not one of {_ROLES}")]),
+    "sbom twice": (_append("assets", lambda d: {**d["assets"][1], "path": "sbom2.cdx.json"}), [
+        ("manifest.assets", _P + "assets: sbom declared more than once")]),
+    "notices twice": (_append("assets", lambda d: {**d["assets"][2], "path": "NOTICES-2"}), [
+        ("manifest.assets", _P + "assets: notices declared more than once")]),
+    "asset below the top level": (_set("assets", 1, "path", value="docs/sbom.cdx.json"), [
+        ("manifest.path-place",
+         _P + "assets[1].path: 'docs/sbom.cdx.json' is not at the top level of the bundle")]),
+    "license at a reserved path": (_set("license", "path", value="SHA256SUMS"), [
+        ("manifest.path-unsafe", _P + "license.path: 'SHA256SUMS' is reserved")]),
+    "asset at a reserved path": (_set("assets", 2, "path", value="plugin.json"), [
+        ("manifest.path-unsafe", _P + "assets[2].path: 'plugin.json' is reserved")]),
+    "sidecar at a reserved path": (_set("sidecars", value=[{**_SIDECAR, "path": "plugin.json"}]), [
+        ("manifest.path-place", _P + "sidecars[0].path: 'plugin.json' is not under sidecars/"),
+        ("manifest.path-unsafe", _P + "sidecars[0].path: 'plugin.json' is reserved")]),
+    "one sidecar path twice": (_set("sidecars", value=[_SIDECAR, {**_SIDECAR, "name": "two"}]), [
+        ("manifest.path-collision", _P + "paths: 'sidecars/tool' is declared twice")]),
+    "sidecar paths differing in case": (
+        _set("sidecars", value=[{**_SIDECAR, "path": "sidecars/Tool"}, _SIDECAR]), [
+            ("manifest.path-collision",
+             _P + "paths: 'sidecars/Tool' and 'sidecars/tool' collide")]),
+    "license and asset one path": (_set("assets", 2, "path", value="LICENSE"), [
+        ("manifest.path-collision", _P + "paths: 'LICENSE' is declared twice")]),
+    "not a target triple": (_set("target", value="x86_64"), [
+        ("manifest.target", _P + "target: 'x86_64' is not a target triple")]),
+    "malformed profile": (_set("profile", value="Release"), [
+        ("manifest.value", _P + "profile: 'Release' is not a cargo profile name")]),
+    "unknown channel": (_set("channel", value="beta"), [
+        ("manifest.value", _P + "channel: 'beta' is not 'release' or 'qa'")]),
+    "other wire schema": (_set("wire_schema", value="horon.wire.v2"), [
+        ("manifest.value", _P + "wire_schema: 'horon.wire.v2', expected 'horon.wire.v1'")]),
+    "malformed id": (_set("id", value="Example"), [
+        ("manifest.value", _P + "id: 'Example' does not match [a-z][a-z0-9-]{1,62}")]),
+    "name with trailing space": (_set("name", value="Example "), [
+        ("manifest.value", _P + "name: 'Example ': leading or trailing whitespace")]),
+    "not a semantic version": (_set("version", value="1.0"), [
+        ("manifest.value", _P + "version: '1.0' is not a semantic version")]),
+    "sidecar outside sidecars/": (_set("sidecars", value=[{**_SIDECAR, "path": "bin/tool"}]), [
+        ("manifest.path-place", _P + "sidecars[0].path: 'bin/tool' is not under sidecars/")]),
+    "license below the top level": (_set("license", "path", value="legal/LICENSE"), [
+        ("manifest.path-place",
+         _P + "license.path: 'legal/LICENSE' is not at the top level of the bundle")]),
+    "unsafe library path": (_set("library", "path", value="../x"), [
+        ("manifest.path-unsafe", _P + "library.path: '../x': '..' component")]),
+    "bad digest and misplaced library": (
+        _edits(_set("library", "sha256", value="ABC"),
+               _set("library", "path", value="libhoron_example.so")), [
+            ("manifest.value", _P + "library.sha256: 'ABC' is not 64 lowercase hex")]),
+    "bad asset digest": (_set("assets", 1, "sha256", value="0" * 7), [
+        ("manifest.value", _P + "assets[1].sha256: '0000000' is not 64 lowercase hex")]),
+    "no size and misplaced library": (
+        _edits(_delete("library", "size"), _set("library", "path", value="libhoron_example.so")),
+        [("manifest.missing-field", _P + "library.size: required field is missing")]),
+    "an asset that is not an object": (_append("assets", lambda d: 5), [
+        ("manifest.type", _P + "assets[3]: expected an object, got 5")]),
+    "an asset without a role": (_delete("assets", 0, "role"), [
+        ("manifest.missing-field", _P + "assets[0].role: required field is missing")]),
+    "an asset without a size": (_delete("assets", 2, "size"), [
+        ("manifest.missing-field", _P + "assets[2].size: required field is missing")]),
+    "library in a subdirectory of lib/": (
+        _set("library", "path", value="lib/sub/libhoron_example.so"), [
+            ("manifest.path-place",
+             _P + "library.path: 'lib/sub/libhoron_example.so' is not a file directly "
+                  "under lib/")]),
+    "bad spdx and misplaced license": (
+        _edits(_set("license", "spdx", value="Apache-2.0!"),
+               _set("license", "path", value="legal/LICENSE")), [
+            ("manifest.value", _P + "license.spdx: 'Apache-2.0!' is not an SPDX expression")]),
+    "bad sidecar name outside sidecars/": (
+        _set("sidecars", value=[{**_SIDECAR, "name": "Tool", "path": "bin/tool"}]), [
+            ("manifest.value", _P + "sidecars[0].name: 'Tool' is not a sidecar name")]),
+    "sidecar without executable outside sidecars/": (
+        _set("sidecars", value=[{k: v for k, v in _SIDECAR.items() if k != "executable"}
+                                | {"path": "bin/tool"}]), [
+            ("manifest.missing-field", _P + "sidecars[0].executable: required field is missing")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXACT))
+def test_decoder_refusal_is_exact(case: str, example_release: BuiltExample) -> None:
+    edit, expected = EXACT[case]
+    document = _document(example_release)
+    edit(document)
+    assert _refusal(_bytes(document)) == expected
+
+
+@pytest.mark.parametrize("field", ["id", "name", "version", "target", "profile", "channel",
+                                   "wire_schema"])
+def test_empty_text_field_is_refused(field: str, example_release: BuiltExample) -> None:
+    # the decoder's narrowing asserts rely on this: no empty value reaches a Manifest
+    document = _document(example_release)
+    document[field] = ""
+    found = _refusal(_bytes(document))
+    assert len(found) == 1
+    assert found[0][0] in ("manifest.value", "manifest.target")
+    assert found[0][1].startswith(f"plugin.json: {field}: ")
+
+
+def test_decoded_manifest_has_every_field(example_release: BuiltExample) -> None:
+    document = _document(example_release)
+    document["abi"]["minor"] = 0xFFFF
+    document["sidecars"] = [_SIDECAR]
+    manifest = parse_manifest(_bytes(document))
+    assert isinstance(manifest, Manifest)
+    assert manifest.to_json() == document
+    assert manifest.abi_minor == 65535 and manifest.abi_major == 1
+    assert manifest.sidecars[0].executable is True
+    assert manifest.asset("sbom") is not None and manifest.asset("sbom") == manifest.assets[1]
+
+
+def test_source_names_the_file_in_every_message(example_release: BuiltExample) -> None:
+    document = _document(example_release)
+    document["channel"] = "beta"
+    assert _refusal(_bytes(document), source="dist/plugin.json") == [
+        ("manifest.value", "dist/plugin.json: channel: 'beta' is not 'release' or 'qa'")]
+    assert [code for code, message in _refusal(b"{'id': 1}", source="dist/plugin.json")
+            if message.startswith("dist/plugin.json: ")] == ["json.syntax"]
+
+
+def test_bundle_name() -> None:
+    triple = "x86_64-unknown-linux-gnu"
+    assert bundle_name("example", "0.1.0", triple, "release") == f"example-0.1.0-{triple}"
+    assert bundle_name("example", "0.1.0", triple, "qa") == f"example-0.1.0-{triple}-qa"

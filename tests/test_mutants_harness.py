@@ -67,3 +67,20 @@ def test_a_module_in_two_groups_or_a_group_without_files_is_refused(tmp_path: Pa
     empty.write_text('threshold = 0.9\n[groups.a]\n"core/paths.py" = []\n', encoding="utf-8")
     with pytest.raises(SystemExit, match="no test file"):
         results.load_plan(empty)
+
+
+def test_a_groups_whole_run_is_its_mutants_own_times_summed(tmp_path: Path) -> None:
+    import json  # noqa: PLC0415
+
+    from tests.mutants import results, stage  # noqa: PLC0415
+
+    package = tmp_path / "mutants" / stage.PACKAGE
+    (package / "core").mkdir(parents=True)
+    (package / "core" / "a.py.meta").write_text(json.dumps(
+        {"exit_code_by_key": {"m1": 1, "m2": 0, "m3": None},
+         "durations_by_key": {"m1": 1.5, "m2": 2.25}}))
+    (package / "core" / "b.py.meta").write_text(json.dumps({"exit_code_by_key": {}}))
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps({"stats_time": 10}))
+    assert results.work_seconds(tmp_path, ["core/a.py", "core/b.py", "core/c.py"]) == 13.75
+    (tmp_path / "mutants" / "mutmut-stats.json").unlink()
+    assert results.work_seconds(tmp_path, ["core/a.py"]) == 3.75

@@ -20,7 +20,7 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model import checksums
 from horon_bundle.verify import limits
 from horon_bundle.verify.archive_entries import ArchiveEntry, judge_entries
-from horon_bundle.verify.archive_stream import ArchiveStream
+from horon_bundle.verify.archive_stream import ArchiveStream, ResumeIndex
 from horon_bundle.verify.source import ArchiveSource, DirectorySource, open_bundle
 
 A, B = "a" * 64, "b" * 64
@@ -674,3 +674,120 @@ def test_a_tools_number_is_kept_when_a_double_holds_it_and_refused_past_one() ->
         strictjson.read_json(b'{"timeout": 1e400}', source="hooks.json", any_number=True)
     assert [(f.code.name, f.message) for f in caught.value.findings] == [
         ("json.nonfinite", "hooks.json: number 1e400 is beyond a double's range")]
+
+
+# --- strict JSON: the edges the readers' own guards leave to Python ---------------------------
+def test_a_negative_tool_integer_counts_its_digits_without_the_sign() -> None:
+    at_limit = b"-" + b"9" * 4300
+    assert strictjson.read_json(at_limit, source="t.json", any_number=True) == -int("9" * 4300)
+    assert _json_code(b"-" + b"9" * 4301, any_number=True) == "json.integer-range"
+
+
+def test_a_parser_recursion_past_a_callers_own_depth_is_a_syntax_refusal() -> None:
+    """A caller may allow more depth than Python's parser can recurse: the RecursionError
+    is still a refusal with the file named, never an escape."""
+    deep = b"[" * 60_000 + b"]" * 60_000
+    with pytest.raises(Refused) as caught:
+        strictjson.read_json(deep, source="deep.json", max_depth=100_000)
+    assert caught.value.codes() == ["json.syntax"]
+    [finding] = caught.value.findings
+    assert finding.message.startswith("deep.json: ") and len(finding.message) > len("deep.json: ")
+
+
+# --- verify/archive_stream.py: a seek lands on the right byte, from any resume point --------
+def _seek_entry(tmp_path: Path, data: bytes, *, deflate: bool) -> tuple[int, ArchiveEntry]:
+    return _stream_entry(tmp_path, data, deflate=deflate)
+
+
+SEEKED = bytes(range(256)) * 40 + bytes(reversed(range(256))) * 40 + b"end"  # 20 KiB and 3
+
+
+@pytest.mark.parametrize("deflate", [False, True])
+@pytest.mark.parametrize("position", [0, 1, 2, 4095, 10_000, len(SEEKED) - 1, len(SEEKED)])
+def test_a_fresh_stream_seeks_to_the_byte_and_reads_to_its_end(
+        tmp_path: Path, deflate: bool, position: int) -> None:
+    fd, entry = _seek_entry(tmp_path, SEEKED, deflate=deflate)
+    try:
+        with ArchiveStream(fd, "a.zip", entry) as stream:
+            stream.seek(position)
+            assert _drain(stream, 333) == SEEKED[position:]  # to its end, no refusal
+    finally:
+        os.close(fd)
+
+
+def test_seeks_from_resume_points_read_the_right_bytes(tmp_path: Path) -> None:
+    """A small spacing of points, so the entry has many: every position, below the first
+    point, between two, on one and past the last, reads what lies there."""
+    fd, entry = _seek_entry(tmp_path, SEEKED, deflate=True)
+    index = ResumeIndex(every=2048, _next=2048)
+    try:
+        with ArchiveStream(fd, "a.zip", entry, index=index) as first:
+            assert _drain(first, 500) == SEEKED
+        produced = [point.produced for point in index.points]
+        assert len(produced) >= 4
+        positions = {0, 1, produced[0] - 1, produced[0], produced[0] + 1,
+                     (produced[0] + produced[1]) // 2, produced[1], produced[-1],
+                     produced[-1] + 7, len(SEEKED)}
+        for position in sorted(positions):
+            with ArchiveStream(fd, "a.zip", entry, index=index) as again:
+                again.seek(position)
+                assert _drain(again, 777) == SEEKED[position:], position
+    finally:
+        os.close(fd)
+
+
+class _Inflater:
+    def copy(self) -> _Inflater:
+        return self
+
+
+def test_the_resume_index_keeps_a_point_at_each_spacing_up_to_its_limit() -> None:
+    index = ResumeIndex(every=10, _next=10)
+    index.offer(9, 0, _Inflater())
+    assert index.points == []
+    index.offer(10, 5, _Inflater())  # exactly one spacing in
+    assert [(p.produced, p.offset) for p in index.points] == [(10, 5)]
+    for produced in range(20, 10 * ResumeIndex.MAX_POINTS + 1, 10):
+        index.offer(produced, produced // 2, _Inflater())
+    assert [p.produced for p in index.points] == list(
+        range(10, 10 * ResumeIndex.MAX_POINTS + 1, 10))  # MAX_POINTS held, not thinned yet
+    index.offer(10 * (ResumeIndex.MAX_POINTS + 1), 0, _Inflater())
+    # one too many: every other one dropped, the spacing doubled, still from the start
+    assert index.every == 20
+    assert [p.produced for p in index.points] == list(
+        range(20, 10 * ResumeIndex.MAX_POINTS + 1, 20))
+    assert index.before(19) is None and index.before(20) is index.points[0]
+    assert index.before(39) is index.points[0] and index.before(40) is index.points[1]
+
+
+# --- verify/source.py: only the stream asked to be resumable keeps points --------------------
+def test_an_archive_source_keeps_the_points_of_the_resumable_stream_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from horon_bundle.verify import archive_stream  # noqa: PLC0415
+
+    big = b"".join(hashlib.sha256(i.to_bytes(4, "big")).digest()[:6] * 5
+                   for i in range(150_000))  # 4.5 MB, compressible, not trivially
+    path = _zip(tmp_path / "b.zip", {"lib/x.so": (big, 0o644), "plugin.json": (b"{}", 0o644)})
+    source = ArchiveSource(path)
+    reads: list[int] = []
+    original = inputs.read_at
+
+    def counting(fd: int, length: int, offset: int) -> bytes:
+        data = original(fd, length, offset)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(archive_stream, "read_at", counting)
+    try:
+        with source.open("lib/x.so", resumable=True) as first:
+            assert _drain(first, 1 << 20) == big
+        with source.open("plugin.json") as other:  # not resumable: the points stay
+            assert other.read() == b"{}"
+        compressed = source._archive.entries["lib/x.so"].compressed_size
+        reads.clear()
+        with source.open("lib/x.so") as again:
+            again.seek(len(big) - 100)
+            assert again.read(100) == big[-100:]
+        assert sum(reads) < compressed / 2, (sum(reads), compressed)  # from the last point
+    finally:
+        source.close()

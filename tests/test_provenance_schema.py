@@ -75,3 +75,119 @@ def test_structural_fuzz_is_parsed_or_refused(example_release: BuiltExample) -> 
                 continue
         with contextlib.suppress(Refused):  # any other exception fails the test
             parse_provenance(json.dumps(statement).encode())
+
+
+def _rebound(statement: dict[str, Any]) -> bytes:
+    from tests.helpers import content_digest  # noqa: PLC0415
+
+    for item in statement["predicate"]["runDetails"]["byproducts"]:
+        if isinstance(item, dict) and "annotations" in item:
+            item["digest"]["sha256"] = content_digest(item["annotations"])
+    return json.dumps(statement).encode()
+
+
+def test_every_string_emptied_is_parsed_or_refused_never_a_crash(
+        example_release: BuiltExample) -> None:
+    """The same type, an empty value: each string of the statement (the graph's too, its
+    digest re-bound so the decoder reaches it) emptied in turn. An id, a version, a target
+    or a package's name left empty is refused by name; nothing ends in an internal error."""
+    original = json.loads((example_release.bundle / "provenance.json").read_text())
+    refused: dict[tuple[Any, ...], list[str]] = {}
+    for place in [p for p in _paths(original) if p]:
+        statement = copy.deepcopy(original)
+        parent: Any = statement
+        for key in place[:-1]:
+            parent = parent[key]
+        if not isinstance(parent[place[-1]], str):
+            continue
+        parent[place[-1]] = ""
+        try:
+            parse_provenance(_rebound(statement))
+        except Refused as exc:  # any other exception fails the test
+            refused[place] = [f"{f.code.name} {f.message}" for f in exc.findings]
+    ext = ("predicate", "buildDefinition", "externalParameters")
+    for key in ("plugin", "package", "version", "target", "profile", "channel"):
+        place = (*ext, key)
+        assert refused[place] == [
+            f"provenance.schema provenance.json: predicate.buildDefinition.externalParameters"
+            f".{key}: an empty string where a name is required"]
+    graph = next(i for i, b in enumerate(original["predicate"]["runDetails"]["byproducts"])
+                 if b["name"] == "horon:graph")
+    where = ("predicate", "runDetails", "byproducts", graph, "annotations", "packages", 0)
+    for key in ("id", "name", "version", "source"):
+        place = (*where, key)
+        assert refused[place][0] == (  # (the root is then not a recorded package)
+            f"graph.invalid provenance.json graph: graph.packages[0].{key}: an empty string "
+            "where a name is required")
+
+
+def test_a_bundle_whose_provenance_names_nothing_is_refused(example_release: BuiltExample,
+                                                           tmp_path: Path) -> None:
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    edit_provenance(bundle, lambda s: _definition(s)["externalParameters"].update(plugin=""))
+    result = cli("verify", bundle)
+    assert_refused(result, "provenance.schema")
+    assert "externalParameters.plugin: an empty string where a name is required" in \
+        result.stderr
+
+
+def _said(statement: dict[str, Any]) -> list[str]:
+    try:
+        parse_provenance(_rebound(statement))
+    except Refused as exc:
+        return [f"{f.code.name} {f.message}" for f in exc.findings]
+    return []
+
+
+def _byproduct(statement: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(b for b in statement["predicate"]["runDetails"]["byproducts"]
+                if b["name"] == name)
+
+
+def test_the_predicate_names_each_unknown_key_and_value_by_its_path(
+        example_release: BuiltExample) -> None:
+    original = json.loads((example_release.bundle / "provenance.json").read_text())
+    inn = "predicate.buildDefinition.internalParameters"
+    cases: list[tuple[Any, list[str]]] = [
+        (lambda s: _definition(s)["internalParameters"].update(evidence="telepathy"),
+         [f"provenance.schema provenance.json: {inn}.evidence: 'telepathy' is not one of "
+          "('invocation', 'artifact-record')"]),
+        (lambda s: _definition(s)["internalParameters"].update(extra=1),
+         [f"provenance.schema provenance.json: {inn}.extra: unknown field"]),
+        (lambda s: s["predicate"]["runDetails"].update(extra=1),
+         ["provenance.schema provenance.json: predicate.runDetails.extra: unknown field"]),
+        (lambda s: _byproduct(s, "horon:advertised")["annotations"].update(observed_by=["x"]),
+         ["provenance.schema provenance.json: byproduct horon:advertised.observed_by: ['x'] "
+          "unknown"]),
+    ]
+    for change, says in cases:
+        statement = copy.deepcopy(original)
+        change(statement)
+        assert [line.split(" (hint")[0] for line in _said(statement)] == says
+
+
+def test_byproducts_a_statement_leaves_out_are_absent_not_empty(
+        example_release: BuiltExample) -> None:
+    original = json.loads((example_release.bundle / "provenance.json").read_text())
+    facts = parse_provenance(_rebound(copy.deepcopy(original))).facts
+    assert facts.invocation is not None and facts.advertised is not None
+    statement = copy.deepcopy(original)
+    details = statement["predicate"]["runDetails"]
+    details["byproducts"] = [b for b in details["byproducts"]
+                             if b["name"] not in ("horon:invocation", "horon:advertised")]
+    facts = parse_provenance(_rebound(statement)).facts
+    assert facts.invocation is None and facts.advertised is None
+
+
+def test_a_second_lock_file_among_the_resolved_dependencies_is_refused(
+        example_release: BuiltExample) -> None:
+    """Which Cargo.lock the build resolved must be one fact: a second entry (with another
+    digest) is refused, never read as "the last one wins"."""
+    statement = json.loads((example_release.bundle / "provenance.json").read_text())
+    resolved = _definition(statement)["resolvedDependencies"]
+    [index] = [i for i, d in enumerate(resolved) if d["name"] == "Cargo.lock"]
+    resolved.append({**resolved[index], "digest": {"sha256": "0" * 64}})
+    resolved.append(copy.deepcopy(resolved[-1]))  # a third is the same problem, said once
+    assert _said(statement) == [
+        f"provenance.schema provenance.json: predicate.buildDefinition.resolvedDependencies"
+        f"[{len(resolved) - 2}]: Cargo.lock listed twice"]

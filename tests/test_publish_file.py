@@ -691,3 +691,75 @@ def test_a_zip_without_a_plugin_is_refused_by_its_judge_alone(tmp_path: Path) ->
     assert set(result.codes) == {"layout.missing"}, result.stderr
     assert tree_snapshot(store) == {}
     assert tree_snapshot(dist) == before
+
+
+# --- the files beside a native archive as they are read ---------------------------------------
+def _side_linked(dist: Path, name: str) -> list[tuple[str, str]]:
+    """Each side file a symbolic link to a copy of what it should hold: never followed."""
+    problems = []
+    for suffix in (".sha256", ".build.json", ".sigstore.json"):
+        side = dist / f"{name}{suffix}"
+        real = dist / f".real{suffix}"
+        side.rename(real)
+        side.symlink_to(real)
+        problems.append(("publish.side-file", f"side file {side}: a symbolic link"))
+    return problems
+
+
+def _side_not_json(dist: Path, name: str) -> list[tuple[str, str]]:
+    for suffix in (".build.json", ".sigstore.json"):
+        (dist / f"{name}{suffix}").write_bytes(b'{"format": ')
+    return [("json.syntax", f"{name}{suffix}: Expecting value (line 1, column 12)")
+            for suffix in (".build.json", ".sigstore.json")]
+
+
+def _side_not_objects(dist: Path, name: str) -> list[tuple[str, str]]:
+    for suffix in (".build.json", ".sigstore.json"):
+        (dist / f"{name}{suffix}").write_bytes(b"[]\n")
+    return [("publish.side-file", f"{name}.build.json: not a {BUILD_RECORD_FORMAT} document"),
+            ("publish.side-file", f"{name}.sigstore.json: not a Sigstore bundle "
+                                  "(mediaType 'None')")]
+
+
+def _side_large(dist: Path, name: str) -> list[tuple[str, str]]:
+    """Side files over strict JSON's default limit (1 MiB) and under theirs (4 MiB): valid."""
+    for suffix in (".build.json", ".sigstore.json"):
+        side = dist / f"{name}{suffix}"
+        side.write_bytes(side.read_bytes() + b" " * (2 << 20))
+    return []
+
+
+@pytest.mark.parametrize("spoil", [_side_linked, _side_not_json, _side_not_objects, _side_large],
+                         ids=["linked", "not-json", "not-objects", "large"])
+def test_the_files_beside_a_native_archive_are_read_as_themselves(
+        tmp_path: Path, example_release: BuiltExample,
+        spoil: Callable[[Path, str], list[tuple[str, str]]]) -> None:
+    """A side file that is a symbolic link is refused (even to the right bytes), one that is
+    not JSON is refused naming it, one that is JSON but no object is refused as no document of
+    its kind, and one of 2 MiB is read whole: each problem listed once, as it is."""
+    dist = _native_dist(tmp_path / "dist", example_release)
+    name = example_release.archive.name
+    expected = spoil(dist, name)
+    item, problems = check_archive(dist / name, None)
+    assert [(f.code.name, f.message) for f in problems] == expected
+    assert item is not None and item.digest.sha256 == _sha(dist / name)
+    if not expected:
+        assert {f.role: f.data for f in item.side_files} == {
+            "signature": (dist / f"{name}.sigstore.json").read_bytes(),
+            "provenance-signature": (dist / f"{name}.provenance.sigstore.json").read_bytes(),
+            "build-record": (dist / f"{name}.build.json").read_bytes()}
+
+
+def test_side_files_whose_names_are_too_long_are_unreadable(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """An archive whose name leaves no room for a side file's suffix: each side file cannot
+    be opened (ENAMETOOLONG), `input.unreadable`, not a side file found wanting."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    archive = dist / ("e" * 247 + ".zip")  # 251 bytes: + ".sha256" is past NAME_MAX (255)
+    archive.write_bytes(example_release.archive.read_bytes())
+    _item, problems = check_archive(archive, None)
+    unreadable = [f.message for f in problems if f.code.name == "input.unreadable"]
+    assert unreadable == [f"side file {archive}{suffix}: File name too long" for suffix in (
+        ".sha256", ".build.json", ".sigstore.json", ".provenance.sigstore.json")]
+    assert {f.code.name for f in problems} == {"input.unreadable", "publish.archive-name"}

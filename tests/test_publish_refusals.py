@@ -311,3 +311,53 @@ def test_marketplace_indexes_are_found_in_byte_order_of_their_names_utf8_or_not(
         (dist / name).write_text("{}\n")
     (dist / f".hidden{INDEX_SUFFIX}").write_text("{}\n")
     assert [p.name for p in find_indexes(dist)] == names
+
+
+# --- publish.unproven: checks a qa bundle never runs ------------------------------------------
+def test_a_qa_bundle_without_a_recorded_graph_is_unproven_for_every_check_not_run(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """A qa bundle may record no graph: verify passes it with graph.present skipped and never
+    runs graph.qa-free or features.compiled. Publication refuses it for its channel and for
+    each of those checks by name (a check absent from the report is "not run"), never crashes."""
+    import zipfile  # noqa: PLC0415 - this test only
+
+    from horon_bundle.publish.preflight import check_archive  # noqa: PLC0415
+    from tests.helpers import copy_bundle, edit_manifest, edit_provenance  # noqa: PLC0415
+
+    bundle = copy_bundle(example_release.bundle, tmp_path / "work")
+
+    def without_graph(statement: dict[str, Any]) -> None:
+        statement["predicate"]["buildDefinition"]["externalParameters"]["channel"] = "qa"
+        details = statement["predicate"]["runDetails"]
+        details["byproducts"] = [b for b in details["byproducts"] if b["name"] != "horon:graph"]
+
+    edit_provenance(bundle, without_graph)
+    edit_manifest(bundle, lambda manifest: manifest.update(channel="qa"))
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    archive = dist / f"example-0.1.0-{HOST}-qa.zip"
+    with zipfile.ZipFile(example_release.archive) as built, zipfile.ZipFile(archive, "w") as qa:
+        for entry in built.infolist():  # the same entries, names, modes and times
+            qa.writestr(entry, (bundle / entry.filename).read_bytes(),
+                        compress_type=zipfile.ZIP_DEFLATED)
+    checks = {c["check"]: c["result"] for c in cli("verify", archive, "--json").json()["checks"]}
+    assert checks["graph.present"] == "skip"
+    assert "graph.qa-free" not in checks and "features.compiled" not in checks
+
+    expected = [
+        ("publish.channel", f"{archive.name}: channel 'qa'; only release bundles are published"),
+        ("publish.unproven", f"{archive.name}: check graph.present did not pass "
+                             "(qa bundle without a recorded graph)"),
+        ("publish.unproven", f"{archive.name}: check graph.qa-free did not pass (not run)"),
+        ("publish.unproven", f"{archive.name}: check features.compiled did not pass (not run)")]
+    _item, problems = check_archive(archive, None)
+    assert [(f.code.name, f.message) for f in problems] == expected
+    store, url = _store(tmp_path)
+    before = tree_snapshot(dist)
+    result = cli("publish", dist, env=publish_env(url))
+    assert_refused(result, "publish.unproven")
+    assert set(result.codes) == {"publish.channel", "publish.unproven"}, result.stderr
+    for code, message in expected:
+        assert f"ERROR {code}: {message}" in result.stderr
+    assert tree_snapshot(store) == {}
+    assert tree_snapshot(dist) == before

@@ -153,3 +153,75 @@ def test_verify_path_applies_the_auditors_qa_patterns(example_release: BuiltExam
     [check] = [c for c in report.checks if c.name == "graph.qa-free"]
     assert [f.code.name for f in check.findings] == ["graph.qa-provider"]
     assert check.note == "5 patterns: 4 built-in, 1 added by the bundle and the policy"
+
+
+# --- a large zipped library: its section re-read from a resume point, not from its start ---
+import random  # noqa: E402
+import struct  # noqa: E402
+import zipfile  # noqa: E402
+
+from horon_bundle.abi.section import StreamWindows  # noqa: E402
+from horon_bundle.core.inputs import read_at  # noqa: E402
+from horon_bundle.verify import archive_stream  # noqa: E402
+
+MIB = 1 << 20
+
+
+def _section_deep_inside(elf: bytes, *, before: int) -> bytes:
+    """The ELF library grown by `before` bytes of incompressible padding ahead of a copy of
+    its .horon_abi section, and more after it, so that neither window kept while hashing it
+    holds the section: verify must re-read it (the name table and the section header table
+    are moved to the end, inside the tail window)."""
+    rng = random.Random(17)  # noqa: S311 - test data, not secrets
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
+    shnum, shstrndx = struct.unpack_from("<HH", elf, 0x3C)
+    table = bytearray(elf[shoff:shoff + 64 * shnum])
+
+    def extent(index: int) -> tuple[int, int]:
+        return struct.unpack_from("<QQ", table, 64 * index + 24)
+
+    names_at, names_size = extent(shstrndx)
+    names = elf[names_at:names_at + names_size]
+    [section] = [i for i in range(shnum) if names[
+        (start := struct.unpack_from("<I", table, 64 * i)[0]):names.index(b"\0", start)]
+        == b".horon_abi"]
+    at, size = extent(section)
+    out = bytearray(elf) + rng.randbytes(before)
+    struct.pack_into("<Q", table, 64 * section + 24, len(out))
+    out += elf[at:at + size] + rng.randbytes(StreamWindows.TAIL)
+    struct.pack_into("<Q", table, 64 * shstrndx + 24, len(out))
+    out += names + b"\0" * (-(len(out) + len(names)) % 8)
+    struct.pack_into("<Q", out, 0x28, len(out))
+    return bytes(out + table)
+
+
+def test_the_sections_reread_starts_at_a_resume_point_of_the_hashing_pass(
+        example_release: BuiltExample, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify hashes the library with resume points kept, so the one re-read its section
+    needs inflates from the nearest point before it, never the 6 MiB ahead of it again."""
+    bundle = copy_bundle(example_release.bundle, tmp_path)
+    library = "lib/libhoron_example.so"
+    _replace_library(bundle, _section_deep_inside((bundle / library).read_bytes(),
+                                                  before=6 * MIB))
+    archive = tmp_path / example_release.archive.name
+    with zipfile.ZipFile(example_release.archive) as source, \
+            zipfile.ZipFile(archive, "w") as target:
+        for info in source.infolist():
+            assert info.compress_type == zipfile.ZIP_DEFLATED
+            target.writestr(info, (bundle / info.filename).read_bytes())
+    with zipfile.ZipFile(archive) as written:
+        compressed = sum(i.compress_size for i in written.infolist())
+    reads: list[int] = []
+    def counting(fd: int, length: int, offset: int) -> bytes:
+        data = read_at(fd, length, offset)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(archive_stream, "read_at", counting)
+    report = verify_path(archive)
+    [check] = [c for c in report.checks if c.name == "features.advertised"]
+    assert check.status == "pass" and not check.findings
+    assert check.note.startswith("source: section (read from the library's .horon_abi section)")
+    # every entry once, plus at most one spacing of resume points (1 MiB) and a read chunk
+    assert compressed < sum(reads) < compressed + 3 * MIB // 2, (sum(reads), compressed)

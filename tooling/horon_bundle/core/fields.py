@@ -86,6 +86,16 @@ class FieldReader:
             return None
         return self.typed(obj.pop(key), kind, path)
 
+    def take_text(self, obj: dict[str, Any], key: str, where: str) -> str | None:
+        """A required string that names something (an id, a version, a target): an empty one
+        is refused like a value of the wrong type, so no decoder builds an object around it."""
+        text = self.take(obj, key, str, where)
+        if text == "":
+            self.report(self.wrong_type, join(where, key), "an empty string where a name is "
+                                                           "required")
+            return None
+        return text
+
     def take_optional(self, obj: dict[str, Any], key: str, kind: type[T], where: str,
                       default: T) -> T | None:
         self._asked(where, key)

@@ -223,7 +223,8 @@ class _Decoder:
             self.bad(join(where, "channel"), f"{describe_value(channel)} is not release or qa")
         if None in (installed_at, content, source, channel) or not readable:
             return None
-        assert installed_at and content and source and channel
+        assert installed_at is not None and content is not None
+        assert source is not None and channel is not None
         return InstalledCopy(installed_at=installed_at, content_sha256=content,
                              archive_sha256=archive, source=source, channel=channel)
 

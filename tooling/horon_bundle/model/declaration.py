@@ -202,7 +202,8 @@ def _plugin(reader: FieldReader, table: dict[str, Any], where: str) -> PluginDec
     sidecars = _sidecars(reader, raw_sidecars, join(where, "sidecar"))
     if len(reader.findings) != before:
         return None
-    assert plugin_id and name and package and profile and license_file
+    assert plugin_id is not None and name is not None and package is not None
+    assert profile is not None and license_file is not None
     assert features is not None and qa_features is not None and targets is not None
     assert sidecars is not None
     return PluginDeclaration(

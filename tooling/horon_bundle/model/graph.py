@@ -133,10 +133,10 @@ def _package(reader: FieldReader, raw: object, where: str) -> GraphPackage | Non
         return None
     obj = dict(obj)
     before = len(reader.findings)
-    package_id = reader.take(obj, "id", str, where)
-    name = reader.take(obj, "name", str, where)
-    version = reader.take(obj, "version", str, where)
-    source = reader.take(obj, "source", str, where)
+    package_id = reader.take_text(obj, "id", where)
+    name = reader.take_text(obj, "name", where)
+    version = reader.take_text(obj, "version", where)
+    source = reader.take_text(obj, "source", where)
     checksum = obj.pop("checksum", None)
     license_ = obj.pop("license", None)
     qa_marker = reader.take(obj, "qa_marker", bool, where)
@@ -158,7 +158,8 @@ def _package(reader: FieldReader, raw: object, where: str) -> GraphPackage | Non
             reader.report(codes.GRAPH_INVALID, f"{where}.compiled", f"unknown kind {kind!r}")
     if len(reader.findings) != before:
         return None
-    assert package_id and name and version and source and qa_marker is not None
+    assert package_id is not None and name is not None and version is not None
+    assert source is not None and qa_marker is not None
     return GraphPackage(id=package_id, name=name, version=version, source=source,
                         checksum=checksum, license=license_, qa_marker=qa_marker,
                         feature_table=feature_table, compiled=compiled_features)
@@ -171,10 +172,10 @@ def _edge(reader: FieldReader, raw: object, where: str,
         return None
     obj = dict(obj)
     before = len(reader.findings)
-    source = reader.take(obj, "from", str, where)
-    to = reader.take(obj, "to", str, where)
+    source = reader.take_text(obj, "from", where)
+    to = reader.take_text(obj, "to", where)
     kinds = reader.strings(reader.take(obj, "kinds", list, where), f"{where}.kinds")
-    dep_key = reader.take(obj, "dep_key", str, where)
+    dep_key = reader.take_text(obj, "dep_key", where)
     optional = reader.take(obj, "optional", bool, where)
     default_features = reader.take(obj, "default_features", bool, where)
     features = reader.strings(reader.take(obj, "features", list, where), f"{where}.features")
@@ -188,7 +189,8 @@ def _edge(reader: FieldReader, raw: object, where: str,
         reader.report(codes.GRAPH_INVALID, f"{where}.kinds", f"{kinds} is not normal/build")
     if len(reader.findings) != before:
         return None
-    assert source and to and kinds and dep_key is not None and features is not None
+    assert source is not None and to is not None and kinds is not None
+    assert dep_key is not None and features is not None
     assert optional is not None and default_features is not None
     return GraphEdge(source=source, to=to, kinds=tuple(kinds), dep_key=dep_key,
                      optional=optional, default_features=default_features,

@@ -188,8 +188,9 @@ class _Decoder:
         self.check_paths(library, license_, assets, sidecars)
         if r.findings:
             return None
-        assert plugin_id and name and version and target and profile and channel
-        assert wire_schema and features is not None
+        assert plugin_id is not None and name is not None and version is not None
+        assert target is not None and profile is not None and channel is not None
+        assert wire_schema is not None and features is not None
         assert abi_major is not None and abi_minor is not None
         return Manifest(
             id=plugin_id, name=name, version=version, target=target, profile=profile,

@@ -218,12 +218,12 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
                       f"{build_type!r}, expected {BUILD_TYPE}")
         return None
     ext = f"{where}.externalParameters"
-    plugin_id = reader.take(external, "plugin", str, ext)
-    package = reader.take(external, "package", str, ext)
-    version = reader.take(external, "version", str, ext)
-    target = reader.take(external, "target", str, ext)
-    profile = reader.take(external, "profile", str, ext)
-    channel = reader.take(external, "channel", str, ext)
+    plugin_id = reader.take_text(external, "plugin", ext)
+    package = reader.take_text(external, "package", ext)
+    version = reader.take_text(external, "version", ext)
+    target = reader.take_text(external, "target", ext)
+    profile = reader.take_text(external, "profile", ext)
+    channel = reader.take_text(external, "channel", ext)
     claim = reader.strings(reader.take(external, "claim", list, ext), f"{ext}.claim")
     declaration = reader.take(external, "declaration", dict, ext) or {}
     source = reader.take(external, "source", dict, ext) or {}
@@ -277,8 +277,10 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
     record, record_sha = byproducts.get(BYPRODUCT_RECORD, (None, None))
     if reader.findings:
         return None
-    assert plugin_id and package and version and target and profile and channel
-    assert claim is not None and features is not None and evidence and epoch is not None
+    assert plugin_id is not None and package is not None and version is not None
+    assert target is not None and profile is not None and channel is not None
+    assert claim is not None and features is not None and evidence is not None
+    assert epoch is not None
     assert patterns is not None and markers is not None and builder_id is not None
     return BuildFacts(
         plugin_id=plugin_id, package=package, version=version, target=target, profile=profile,
@@ -309,6 +311,7 @@ def _sha256(reader: FieldReader, obj: dict[str, Any], key: str, where: str) -> s
 def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> str | None:
     """Decode every resolved dependency; return the Cargo.lock digest."""
     lock: str | None = None
+    locks = 0
     for index, item in enumerate(raw):
         place = join(where, index)
         obj = reader.typed(item, dict, place)
@@ -316,6 +319,10 @@ def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> s
             continue
         obj = dict(obj)
         name = reader.take(obj, "name", str, place)
+        if name == "Cargo.lock":
+            locks += 1
+            if locks == 2:  # two lock files: which one the build used is not said
+                reader.report(codes.PROVENANCE_SCHEMA, place, "Cargo.lock listed twice")
         uri = obj.pop("uri", None)
         digest = obj.pop("digest", None)
         annotations = obj.pop("annotations", None)

@@ -72,13 +72,13 @@ def parse_record(value: object, source: str) -> ArtifactRecord:
     if fmt is not None and fmt != RECORD_FORMAT:
         raise Refused.one(codes.EVIDENCE_RECORD, f"{source}: format {fmt!r}, expected "
                                                  f"{RECORD_FORMAT!r}")
-    plugin_id = reader.take(doc, "plugin", str, "")
-    package = reader.take(doc, "package", str, "")
-    version = reader.take(doc, "version", str, "")
+    plugin_id = reader.take_text(doc, "plugin", "")
+    package = reader.take_text(doc, "package", "")
+    version = reader.take_text(doc, "version", "")
     library = reader.take(doc, "library", dict, "") or {}
-    target = reader.take(doc, "target", str, "")
-    profile = reader.take(doc, "profile", str, "")
-    channel = reader.take(doc, "channel", str, "")
+    target = reader.take_text(doc, "target", "")
+    profile = reader.take_text(doc, "profile", "")
+    channel = reader.take_text(doc, "channel", "")
     claim = reader.strings(reader.take(doc, "claim", list, ""), "claim")
     features = reader.strings(reader.take(doc, "features", list, ""), "features")
     raw_invocation = reader.take(doc, "invocation", dict, "")
@@ -86,8 +86,8 @@ def parse_record(value: object, source: str) -> ArtifactRecord:
     raw_advertised = doc.pop("advertised", None)
     reader.finish(doc, "")
     library = dict(library)
-    name = reader.take(library, "name", str, "library")
-    sha256 = reader.take(library, "sha256", str, "library")
+    name = reader.take_text(library, "name", "library")
+    sha256 = reader.take_text(library, "sha256", "library")
     size = reader.take(library, "size", int, "library")
     reader.finish(library, "library")
     invocation = Invocation.from_json(raw_invocation, reader, "invocation")
@@ -97,8 +97,10 @@ def parse_record(value: object, source: str) -> ArtifactRecord:
                                           codes.EVIDENCE_RECORD)
     findings.raise_if_any()
     graph = graph_from_json(raw_graph, f"{source} graph")
-    assert plugin_id and package and version and name and sha256 and size is not None
-    assert target and profile and channel and claim is not None and features is not None
+    assert plugin_id is not None and package is not None and version is not None
+    assert name is not None and sha256 is not None and size is not None
+    assert target is not None and profile is not None and channel is not None
+    assert claim is not None and features is not None
     assert invocation is not None
     return ArtifactRecord(
         plugin_id=plugin_id, package=package, version=version, library_name=name,

@@ -109,7 +109,7 @@ def _verified_native(path: Path) -> VerifyReport | None:
     with source:
         if is_harness(source.files):
             return None
-        return verify_opened(path, source, report, archive_digest=True)
+        return verify_opened(source, report, archive_digest=True)
 
 
 def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:

@@ -276,7 +276,10 @@ def _record_problems(needed: int, flags: int, method: int, extra: bytes, *, comm
     if needed > _MAX_VERSION_NEEDED:
         problems.append(f"needs zip version {needed / 10:.1f} (at most 2.0: stored or deflate)")
     if extra:
-        ids = [int.from_bytes(extra[i:i + 2], "little") for i in range(0, len(extra) - 3, 4)]
+        ids, at = [], 0
+        while at + 4 <= len(extra):  # header id, data size, data (APPNOTE 4.5.1)
+            ids.append(int.from_bytes(extra[at:at + 2], "little"))
+            at += 4 + int.from_bytes(extra[at + 2:at + 4], "little")
         if _ZIP64_EXTRA in ids:
             problems.append("a ZIP64 extra field (bundle entries are below 2 GiB and never "
                             "need one)")

@@ -77,7 +77,7 @@ def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None
     if opened is None:
         report = verify_path(path, qa_patterns=patterns, archive_digest=wants_digest)
     else:
-        report = verify_opened(path, opened, report or VerifyReport(path=str(path)),
+        report = verify_opened(opened, report or VerifyReport(path=str(path)),
                                qa_patterns=patterns, archive_digest=wants_digest)
     manifest = report.manifest
     asset = manifest.asset("provenance") if manifest is not None else None

@@ -60,11 +60,11 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
         report.judged("archive", _refusal_findings(exc))
         return report
     with source:
-        return verify_opened(path, source, report, qa_patterns=qa_patterns,
+        return verify_opened(source, report, qa_patterns=qa_patterns,
                              archive_digest=archive_digest)
 
 
-def verify_opened(path: Path, source: BundleSource, report: VerifyReport, *,
+def verify_opened(source: BundleSource, report: VerifyReport, *,
                   qa_patterns: Sequence[str] = (), archive_digest: bool = False) -> VerifyReport:
     """`verify_path` on a bundle already opened (and walked, or validated) once: the caller
     that opened it to decide what it is judges those same files, never a second walk."""
