@@ -83,8 +83,6 @@ def test_the_tool_survives_a_crashing_library(tmp_path: Path, cargo_target_dir: 
 
 # --- verify: the advertised metadata judged from the section and the recorded claim -------
 import hashlib  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
 from typing import Any  # noqa: E402
 
 from tests.conftest import BuiltExample  # noqa: E402
@@ -145,15 +143,9 @@ def test_verify_names_each_source_of_disagreeing_advertised_metadata(
 
 def test_verify_refuses_a_section_stripped_after_the_build(
         example_release: BuiltExample, tmp_path: Path) -> None:
-    objcopy = shutil.which("objcopy")
-    if objcopy is None:
-        pytest.skip("objcopy (binutils) not installed")
-    bundle = copy_bundle(example_release.bundle, tmp_path)
-    stripped = tmp_path / "stripped.so"
-    subprocess.run([objcopy, "--remove-section", ".horon_abi", str(bundle / LIBRARY),
-                    str(stripped)], check=True)
-    _relibrary(bundle, stripped.read_bytes())
-    result, checks = _verified(bundle)
+    from tests.test_recomputed_facts import _stripped  # noqa: PLC0415 - objcopy's strip
+
+    result, checks = _verified(_stripped(example_release, tmp_path))
     assert result.status == 1
     check = checks["features.advertised"]
     assert [f["code"] for f in check["findings"]] == ["abi.section-missing"]

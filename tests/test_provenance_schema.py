@@ -191,3 +191,39 @@ def test_a_second_lock_file_among_the_resolved_dependencies_is_refused(
     assert _said(statement) == [
         f"provenance.schema provenance.json: predicate.buildDefinition.resolvedDependencies"
         f"[{len(resolved) - 2}]: Cargo.lock listed twice"]
+
+
+def test_the_facts_read_back_are_the_statements(example_release: BuiltExample) -> None:
+    """What verify judges is what the statement says, field by field (not a default)."""
+    from tests.helpers import content_digest  # noqa: PLC0415
+
+    statement = json.loads((example_release.bundle / "provenance.json").read_text())
+    record = {"format": "horon.artifact-record.v1", "note": "only its digest is read here"}
+    statement["predicate"]["runDetails"]["byproducts"].append({
+        "name": "horon:artifact-record", "mediaType": "application/vnd.horon.artifact-"
+        "record.v1+json", "digest": {"sha256": content_digest(record)}, "annotations": record})
+    facts = parse_provenance(_rebound(statement)).facts
+    definition, details = _definition(statement), statement["predicate"]["runDetails"]
+    assert facts.declaration_sha256 == \
+        definition["externalParameters"]["declaration"]["digest"]["sha256"]
+    assert facts.source_date_epoch == \
+        definition["internalParameters"]["source_date_epoch"]
+    assert facts.builder_id == details["builder"]["id"]
+    assert facts.tool_version == details["builder"]["version"]["horon-bundle"]
+    assert facts.record == record and facts.record_sha256 == content_digest(record)
+    for value in (facts.declaration_sha256, facts.builder_id, facts.tool_version):
+        assert isinstance(value, str) and value
+
+
+def test_the_build_definition_names_its_own_unknown_keys_and_type(
+        example_release: BuiltExample) -> None:
+    original = json.loads((example_release.bundle / "provenance.json").read_text())
+    statement = copy.deepcopy(original)
+    _definition(statement)["extra"] = 1
+    assert _said(statement) == ["provenance.schema provenance.json: predicate.buildDefinition"
+                                ".extra: unknown field"]
+    statement = copy.deepcopy(original)
+    _definition(statement)["buildType"] = "https://example.com/other"
+    [said] = _said(statement)
+    assert said.startswith("provenance.build-type provenance.json: predicate.buildDefinition"
+                           ".buildType: 'https://example.com/other', expected ")

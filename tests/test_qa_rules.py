@@ -467,3 +467,16 @@ def test_a_root_compiled_for_the_host_only_has_no_plugin_features() -> None:
     assert plugin_features(graph_from_json(document, "g.json")) == ()
     document["packages"][0]["compiled"] = {"target": ["f"], "host": []}  # type: ignore[index]
     assert plugin_features(graph_from_json(document, "g.json")) == ("f",)
+
+
+@pytest.mark.timeout(5)  # re-walking finished packages is exponential in the diamonds
+def test_a_ladder_of_diamonds_is_walked_once_per_package() -> None:
+    """40 diamonds in a row (a > b, a > c, b > d, c > d, …): 2^40 paths, 121 packages; a
+    package already judged is never walked again, so this takes milliseconds."""
+    names = ["n0"]
+    edges = []
+    for step in range(40):
+        top, left, right, bottom = names[-1], f"l{step}", f"r{step}", f"n{step + 1}"
+        names += [left, right, bottom]
+        edges += [f"{top}>{left}", f"{top}>{right}", f"{left}>{bottom}", f"{right}>{bottom}"]
+    assert find_cycle(_bare_graph(" ".join(names), " ".join(edges))) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.mutants import stage
+from tests.mutants import results, stage
 from tests.mutants.results import Mutant, Outcome, Plan
 
 DOC = stage.REPO / "docs" / "mutants.md"
@@ -61,14 +61,18 @@ def _run_line(number: int, run: dict[str, Any]) -> str:
 
 
 def _groups(plan: Plan, runs: list[dict[str, Any]]) -> list[str]:
-    """Per group: its modules and the time of the runs whose results it holds (a stage's log
-    starts at its last fresh run): what its results cost on this machine."""
-    lines = ["| group | modules | its runs | their time |", "|---|---|---:|---:|"]
+    """Per group: its modules, the time of the runs whose results it holds (a stage's log
+    starts at its last fresh run), and what one run of all its mutants costs: their own
+    measured times summed (results.work_seconds); a run with N children takes about 1/N."""
+    lines = ["| group | modules | its runs | their time | its mutants' own times summed |",
+             "|---|---|---:|---:|---:|"]
     for name, group in plan.groups.items():
         own = [run for run in runs if run.get("group") == name]
         took = _duration(sum(run["seconds"] for run in own)) if own else "none yet"
+        work = _duration(results.work_seconds(stage.path(name), list(group))) if own \
+            else "none yet"
         lines.append(f"| `{name}` | " + ", ".join(f"`{m}`" for m in group)
-                     + f" | {len(own)} | {took} |")
+                     + f" | {len(own)} | {took} | {work} |")
     return lines
 
 
@@ -82,7 +86,9 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
              "The runs whose results these are (`--resume` runs re-test the mutants left "
              "alive, after tests were added):", "",
              *(_run_line(n, run) for n, run in enumerate(runs, start=1)), "",
-             "Each group runs in a stage and a process of its own (tests/mutants/plan.toml):", "",
+             "Each group runs in a stage and a process of its own (tests/mutants/plan.toml). "
+             "A whole run of a group (`--fresh GROUP`) with N children (`--max-children`, "
+             "the cores by default) takes about its mutants' own times summed ÷ N:", "",
              *_groups(plan, runs), "",
              "How the run works, and how to read and extend this report: "
              "[development.md](development.md#mutation-testing).", "",

@@ -199,6 +199,22 @@ def _meta(where: Path, module: str) -> dict[str, int | None]:
     return codes
 
 
+def work_seconds(where: Path, modules: list[str]) -> float:
+    """What one run of a group's stage costs in mutant time: each tested mutant's own measured
+    duration (mutmut's `durations_by_key`), summed, plus the stats pass (`stats_time`). A run
+    with N children takes about this divided by N."""
+    total = 0.0
+    for module in modules:
+        path = _meta_path(where, module)
+        if path.is_file():
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            total += sum(meta.get("durations_by_key", {}).values())
+    stats = where / "mutants" / "mutmut-stats.json"
+    if stats.is_file():
+        total += float(json.loads(stats.read_text(encoding="utf-8")).get("stats_time") or 0)
+    return total
+
+
 def _status(code: int | None) -> str:
     from mutmut.stats import status_by_exit_code  # noqa: PLC0415
 

@@ -123,11 +123,13 @@ def _unexplained(plan: results.Plan, modules: list[str]) -> list[str]:
     return [m.name for m in outcome.alive if not m.reason]
 
 
-def _record_run(where: Path, modules: list[str], *, fresh: bool, resume: bool) -> None:
+def _record_run(where: Path, modules: list[str], *, fresh: bool, resume: bool,
+                children: int) -> None:
     """Log this run as started (a fresh run starts a new log); `_finish_run` adds its time."""
     runs: list[dict[str, Any]] = [] if fresh else _runs(where, modules)
     runs.append({"group": where.name, "modules": modules, "seconds": None,
-                 "started": time.time(), "fresh": fresh, "resume": resume})
+                 "started": time.time(), "fresh": fresh, "resume": resume,
+                 "children": children})
     (where / RUNS).write_text(json.dumps(runs, indent=1), encoding="utf-8")
 
 
@@ -201,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stage.prepare(group, list(plan.groups[group]), plan.group_tests(group),
                           fresh=fresh)
             _record_run(where, list(plan.groups[group]) if fresh else chosen, fresh=fresh,
-                        resume=args.resume)
+                        resume=args.resume, children=args.max_children)
             # a whole group, not resumed: no names, so that mutmut tests every mutant without a
             # result once it has regenerated the functions that changed since its last run
             every = fresh or (not args.resume and chosen == list(plan.groups[group]))
