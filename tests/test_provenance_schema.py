@@ -227,3 +227,25 @@ def test_the_build_definition_names_its_own_unknown_keys_and_type(
     [said] = _said(statement)
     assert said.startswith("provenance.build-type provenance.json: predicate.buildDefinition"
                            ".buildType: 'https://example.com/other', expected ")
+
+
+@pytest.mark.parametrize("sha", ["", "0" * 63, "0" * 65, "A" * 64, "g" * 64, "0" * 63 + "\n"])
+def test_a_subject_digest_that_is_no_sha256_is_refused(example_release: BuiltExample,
+                                                       sha: str) -> None:
+    statement = json.loads((example_release.bundle / "provenance.json").read_text())
+    statement["subject"][0]["digest"]["sha256"] = sha
+    from horon_bundle.core.fields import describe_value  # noqa: PLC0415
+
+    assert _said(statement) == [
+        f"provenance.subject provenance.json: subject[0].digest.sha256: {describe_value(sha)} "
+        "is not a SHA-256 (64 lowercase hex digits)"]
+
+
+def test_subjects_after_a_bad_digest_are_still_judged(example_release: BuiltExample) -> None:
+    statement = json.loads((example_release.bundle / "provenance.json").read_text())
+    real = statement["subject"][0]
+    statement["subject"][:0] = [{"name": "other.bin", "digest": {"sha256": "X" * 64}}]
+    statement["subject"].append(copy.deepcopy(real))
+    last = len(statement["subject"]) - 1
+    assert [line.split(": ", 2)[1] for line in _said(statement)] == [
+        "subject[0].digest.sha256", f"subject[{last}]"]  # the bad one, then the repeated one

@@ -197,6 +197,10 @@ def _subjects(reader: FieldReader, raw: list[Any]) -> dict[str, str]:
             reader.report(codes.PROVENANCE_SUBJECT, f"{where}.digest",
                           f"{sorted(digest)}: subjects are bound by sha256 only")
             continue
+        if not SHA256_HEX.fullmatch(sha):
+            reader.report(codes.PROVENANCE_SUBJECT, f"{where}.digest.sha256",
+                          f"{describe_value(sha)} is not a SHA-256 (64 lowercase hex digits)")
+            continue
         if name in subjects:
             reader.report(codes.PROVENANCE_SUBJECT, where, f"subject {name!r} listed twice")
         subjects[name] = sha
