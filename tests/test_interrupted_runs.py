@@ -190,3 +190,46 @@ def test_debris_names_are_ours_only(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == sorted([*theirs, ".horon-scratch-link"])
     assert tmp_path.is_dir()
     shutil.rmtree(out)
+
+
+# --- one cargo target directory, two builds --------------------------------------------------
+def _flock_lines(path: Path) -> list[list[str]]:
+    """The lines of /proc/locks about `path`'s inode: the flock held, and any waiting."""
+    inode = str(path.stat().st_ino)
+    return [line.split() for line in Path("/proc/locks").read_text().splitlines()
+            if "FLOCK" in line and line.split()[-3].rsplit(":", 1)[-1] == inode]
+
+
+@pytest.mark.skipif(not Path("/proc/locks").is_file(), reason="needs Linux /proc/locks")
+def test_a_build_waits_while_another_uses_its_target_directory(
+        tmp_path: Path, cargo_target_dir: Path,
+        paused: Callable[..., subprocess.Popen[str]]) -> None:
+    """cargo writes both builds' libraries to one path of a shared target directory: a
+    second build waits until the first has taken its copy, and a first build killed there
+    never blocks it (the kernel drops the lock)."""
+    from horon_bundle.build.library import TARGET_LOCK  # noqa: PLC0415
+
+    lock = cargo_target_dir / TARGET_LOCK
+    first = paused("build.compiled", "build", ABI_FAULTS, "--plugin", "fault-none",
+                   "--out", tmp_path / "a", "--target-dir", cargo_target_dir)
+    _until(lambda: lock.is_file() and any(
+        fields[4] == str(first.pid) for fields in _flock_lines(lock) if "->" not in fields),
+        "the first build holding the target directory")
+    second = subprocess.Popen(
+        [sys.executable, "-m", "horon_bundle", "build", str(ABI_FAULTS), "--plugin",
+         "fault-order", "--out", str(tmp_path / "b"), "--target-dir", str(cargo_target_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _until(lambda: any("->" in fields and str(second.pid) in fields
+                           for fields in _flock_lines(lock)),
+               "the second build waiting for the target directory")
+        assert second.poll() is None
+        _kill(first)
+        assert second.wait(timeout=300) == 0, second.stderr.read() if second.stderr else ""
+    finally:
+        if second.poll() is None:
+            second.kill()
+        second.wait(timeout=30)
+        if second.stderr is not None:
+            second.stderr.close()
+    assert cli("verify", tmp_path / "b" / f"fault-order-0.1.0-{HOST}").status == 0

@@ -17,8 +17,9 @@ from horon_bundle.cargo.invocation import PathNormaliser, run_cargo_build
 from horon_bundle.cargo.metadata import Metadata, Package, load_metadata, workspace_members
 from horon_bundle.cargo.resolve import build_graph, lock_checksums
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
-from horon_bundle.core.files import write_failed
+from horon_bundle.core.files import exclusive_use, write_failed
 from horon_bundle.core.hashing import copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
 from horon_bundle.model.evidence import EVIDENCE_INVOCATION, Invocation, RecordedArtifact
@@ -35,6 +36,9 @@ def resolve_package(metadata_member: Package | None, plugin: PluginDeclaration) 
                           f"plugin {plugin.id}: package {plugin.package!r} has no cdylib target",
                           "Add `[lib] crate-type = [\"cdylib\"]` to its Cargo.toml.")
     return metadata_member
+
+
+TARGET_LOCK = ".horon-bundle.lock"  # in the cargo target directory: one build at a time
 
 
 def _normaliser(workspace: Path, target_dir: Path, environ: Mapping[str, str]) -> PathNormaliser:
@@ -76,9 +80,27 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
     if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
         target_dir = metadata.target_directory
     normalise = _normaliser(workspace, target_dir, env)
-    run = run_cargo_build(workspace=workspace, package=plugin.package, claim=claim,
-                          profile=plugin.profile, target=target, target_dir=target_dir,
-                          normalise=normalise, environ=env, on_line=request.reporter.detail)
+    # cargo writes every variant's library to one path of the target directory: another
+    # build sharing it (the qa variant, a second checkout) must not compile between this
+    # cargo run and the copy taken of its library, or that copy is the other's library
+    with exclusive_use(target_dir, TARGET_LOCK):
+        run = run_cargo_build(workspace=workspace, package=plugin.package, claim=claim,
+                              profile=plugin.profile, target=target, target_dir=target_dir,
+                              normalise=normalise, environ=env,
+                              on_line=request.reporter.detail)
+        copied = request.scratch / run.library.name
+        try:
+            digest = copy_and_hash(run.library, copied)
+        except OSError as exc:
+            raise write_failed(copied, exc) from None
+        artifacts = [RecordedArtifact(path=normalise.text(str(run.library)),
+                                      sha256=digest.sha256, size=digest.size)]
+        for other in run.artifacts:
+            if other != run.library and other.is_file():
+                extra = hash_file(other)
+                artifacts.append(RecordedArtifact(path=normalise.text(str(other)),
+                                                  sha256=extra.sha256, size=extra.size))
+        checkpoint("build.compiled")
     lock_path = metadata.workspace_root / "Cargo.lock"
     graph = build_graph(metadata=metadata, plugin=package, units=run.units,
                         checksums=lock_checksums(lock_path))
@@ -87,18 +109,6 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
                           f"{'package' if count == 1 else 'packages'})")
     providers = judge_graph(graph, claim=claim, channel=request.channel,
                             patterns=declaration.qa_patterns)
-    copied = request.scratch / run.library.name
-    try:
-        digest = copy_and_hash(run.library, copied)
-    except OSError as exc:
-        raise write_failed(copied, exc) from None
-    artifacts = [RecordedArtifact(path=normalise.text(str(run.library)), sha256=digest.sha256,
-                                  size=digest.size)]
-    for other in run.artifacts:
-        if other != run.library and other.is_file():
-            extra = hash_file(other)
-            artifacts.append(RecordedArtifact(path=normalise.text(str(other)),
-                                              sha256=extra.sha256, size=extra.size))
     lock_digest = hash_file(lock_path)
     invocation = Invocation(
         argv=run.argv, env=run.env, toolchain=request.toolchain.to_json(),

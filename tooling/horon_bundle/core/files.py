@@ -190,6 +190,31 @@ def lease_directory(directory: Path, clean: Callable[[Path], list[Path]]) -> Dir
 
 
 @contextlib.contextmanager
+def exclusive_use(directory: Path, name: str) -> Iterator[None]:
+    """Use `directory` alone for the block: an exclusive `flock` on the file `name` in it
+    (created empty, never followed if a link), waiting for any other run holding it. The
+    kernel drops the lock when its holder dies, so a killed run never blocks the next one.
+    Where `flock` is unavailable (Windows, some network file systems) nothing is held."""
+    if sys.platform == "win32":
+        yield
+        return
+    import fcntl  # noqa: PLC0415 - POSIX only
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+    except OSError as exc:
+        raise write_failed(directory / name, exc) from None
+    try:
+        with contextlib.suppress(OSError):  # ENOLCK, EOPNOTSUPP: no lock to be had here
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def staging_directory(parent: Path, prefix: str) -> Iterator[Path]:
     """A fresh directory inside `parent`, removed on exit unless it was renamed away."""
     try:
