@@ -3,8 +3,7 @@
 Custom data lives only where SLSA allows it: `externalParameters` (what the release asked
 for), `internalParameters` (how the toolchain judged it), `resolvedDependencies` (source,
 lock file, crates) and `byproducts` (the evidence, the graph, the advertised ABI metadata).
-Subjects are the library and sidecars, never plugin.json. docs/provenance.md defines the
-buildType.
+Subjects are the library and sidecars, never plugin.json (buildType: docs/provenance.md).
 """
 
 from __future__ import annotations
