@@ -51,8 +51,10 @@ def missing_tools() -> tuple[list[str], list[str]]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real cargo builds; pass pytest options after --) under coverage,
-    child processes included (pyproject: [tool.coverage]); print the combined figure last.
+    """Run the test suite (real cargo builds; pass pytest options after --) on every core
+    (pytest-xdist, `-n auto` unless you pass `-n`) under coverage, child processes included
+    (pyproject: [tool.coverage]); print the combined figure last. The quick loop:
+    `nox -s tests -- -m "not slow"`.
 
     Stops before installing or running anything when a system tool the tests use is missing,
     naming every one and the one command that installs them (`.ci/run` does it for you).
@@ -70,8 +72,10 @@ def tests(session: nox.Session) -> None:
         session.error("\n".join(lines))
     session.install(".[test]")
     session.run("coverage", "erase")
+    parallel = [] if any(arg.startswith(("-n", "--numprocesses", "--dist")) or arg == "no:xdist"
+                         for arg in session.posargs) else ["-n", "auto"]
     try:
-        session.run("coverage", "run", "-m", "pytest", *session.posargs)
+        session.run("coverage", "run", "-m", "pytest", *parallel, *session.posargs)
     finally:
         session.run("coverage", "combine", "--quiet")
         session.run("coverage", "report")

@@ -13,14 +13,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pytest
-
-from tests.helpers import HOST, TEMPLATE, CliResult, cli, copy_workspace, tree_snapshot
-
-if TYPE_CHECKING:
-    from tests.conftest import BuiltExample
+from tests.helpers import HOST, CliResult, cli, tree_snapshot
 
 DEBRIS = re.compile(r"(^|/)(\.staging-|\.trash-|\.state\.json\..*\.tmp$)")
 
@@ -35,41 +29,6 @@ class Bundles:
     v2: Path
     v2_dir: Path
     v1_other: Path
-
-
-def _bumped(tmp: Path, version: str) -> Path:
-    workspace = copy_workspace(TEMPLATE, tmp / f"example-{version}")
-    for name in ("Cargo.toml", "Cargo.lock"):
-        path = workspace / name
-        text = path.read_text()
-        changed = re.sub(r'(name = "horon-example"\nversion = )"0\.1\.0"', rf'\1"{version}"',
-                         text)
-        assert changed != text, name
-        path.write_text(changed)
-    return workspace
-
-
-@pytest.fixture(name="bundles", scope="session")
-def bundles_fixture(tmp_path_factory: pytest.TempPathFactory,
-                    example_release: BuiltExample) -> Bundles:
-    """Each variant gets its own cargo target dir: cdylib file names carry no hash, so a
-    shared one can hand a later variant an earlier one's library (a build defect)."""
-    work = tmp_path_factory.mktemp("install-bundles")
-    v2_out = work / "v2-out"
-    built = cli("build", _bumped(work, "0.2.0"), "--out", v2_out, "--target-dir",
-                work / "target-v2")
-    assert built.status == 0, built.stderr
-    narrow = copy_workspace(TEMPLATE, work / "example-narrow")
-    declaration = narrow / "horon-release.toml"
-    declaration.write_text(declaration.read_text().replace('features = ["clock", "greeting"]',
-                                                           'features = ["greeting"]'))
-    other_out = work / "other-out"
-    built = cli("build", narrow, "--out", other_out, "--target-dir", work / "target-narrow")
-    assert built.status == 0, built.stderr
-    name = f"example-0.2.0-{HOST}"
-    return Bundles(v1=example_release.archive, v1_dir=example_release.bundle,
-                   v2=v2_out / f"{name}.zip", v2_dir=v2_out / name,
-                   v1_other=other_out / f"example-0.1.0-{HOST}.zip")
 
 
 def hb(*args: str | Path, home: Path, env: dict[str, str] | None = None) -> CliResult:

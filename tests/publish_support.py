@@ -8,6 +8,7 @@ with temp storage and an access log that tests read to count requests. It is sto
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import json
 import re
@@ -17,14 +18,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
-
-from tests.conftest import BuiltExample
-from tests.helpers import FIXTURES, HOST, TEMPLATE, cli
 
 REGISTRY_BINARY = "docker-registry"
 NAMESPACE = "horon"
@@ -49,6 +44,9 @@ class Registry:
     """One docker-registry process: start, stop (by PID), restart on the same port/storage."""
 
     def __init__(self, root: Path, *, htpasswd: bytes | None = None) -> None:
+        self.namespace = NAMESPACE
+        self.shared = False  # a view of a registry other tests use: never stopped by one
+        self.log_offset = 0  # accesses() reads the log from here on
         self.root = root
         self.storage = root / "storage"
         self.config = root / "config.yml"
@@ -63,9 +61,23 @@ class Registry:
 
     @property
     def destination(self) -> str:
-        return f"oci://{self.host}/{NAMESPACE}"
+        return f"oci://{self.host}/{self.namespace}"
+
+    def repository(self, plugin: str = "example") -> str:
+        """A plugin's repository under this registry's namespace (`horon/example`)."""
+        return f"{self.namespace}/{plugin}"
+
+    def for_test(self, test: str) -> Registry:
+        """This running registry as one test sees it: a repository namespace of its own and
+        the access log from now on (the tests of one worker run one at a time)."""
+        view = copy.copy(self)
+        view.shared = True
+        view.namespace = f"{NAMESPACE}-{hashlib.sha256(test.encode()).hexdigest()[:12]}"
+        view.log_offset = self.log.stat().st_size if self.log.exists() else 0
+        return view
 
     def start(self) -> None:
+        assert not self.shared, "a test that starts or stops a registry takes fresh_registry"
         self.storage.mkdir(parents=True, exist_ok=True)
         self.config.write_text(
             "version: 0.1\n"
@@ -102,6 +114,7 @@ class Registry:
         return f"auth:\n  htpasswd:\n    realm: horon-test\n    path: {path}\n"
 
     def stop(self) -> None:
+        assert not self.shared, "a test that starts or stops a registry takes fresh_registry"
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=10)
@@ -111,8 +124,11 @@ class Registry:
         """Every request the registry logged (its combined access log)."""
         if not self.log.exists():
             return []
+        with self.log.open("rb") as log:
+            log.seek(self.log_offset)
+            text = log.read().decode(errors="replace")
         return [Access(m.group(1), m.group(2), int(m.group(3)))
-                for m in _ACCESS_LINE.finditer(self.log.read_text(errors="replace"))]
+                for m in _ACCESS_LINE.finditer(text)]
 
     def get(self, path: str, accept: str | None = None) -> tuple[int, bytes]:
         request = urllib.request.Request(f"http://{self.host}{path}")
@@ -125,19 +141,6 @@ class Registry:
             return error.code, error.read()
 
 
-@pytest.fixture(name="registry")
-def registry_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    """A fresh registry with empty storage for one test."""
-    if shutil.which(REGISTRY_BINARY) is None:
-        pytest.fail("docker-registry is not installed (apt-get install docker-registry)")
-    registry = Registry(tmp_path_factory.mktemp("registry"))
-    registry.start()
-    try:
-        yield registry
-    finally:
-        registry.stop()
-
-
 @dataclass(frozen=True)
 class Releases:
     """Archives of real builds: two plugins, a qa variant, and the same id/version/target with
@@ -147,42 +150,6 @@ class Releases:
     example_qa: Path
     clean: Path
     example_other_bytes: Path
-
-
-def _built(out: Path, name: str) -> Path:
-    archive = out / name
-    assert archive.is_file(), sorted(p.name for p in out.iterdir())
-    return archive
-
-
-@pytest.fixture(name="releases", scope="session")
-def releases_fixture(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path,
-                     example_release: BuiltExample) -> Releases:
-    qa_out = tmp_path_factory.mktemp("example-qa")
-    built = cli("build", TEMPLATE, "--channel", "qa", "--out", qa_out,
-                "--target-dir", cargo_target_dir)
-    assert built.status == 0, built.stderr
-    clean_out = tmp_path_factory.mktemp("clean")
-    built = cli("build", FIXTURES / "qa-member-only", "--out", clean_out,
-                "--target-dir", cargo_target_dir)
-    assert built.status == 0, built.stderr
-    other_out = tmp_path_factory.mktemp("example-other-bytes")
-    built = cli("build", TEMPLATE, "--out", other_out, "--target-dir", cargo_target_dir,
-                env={"SOURCE_DATE_EPOCH": "1700000000"})
-    assert built.status == 0, built.stderr
-    releases = Releases(
-        example=example_release.archive,
-        example_qa=_built(qa_out, f"example-0.1.0-{HOST}-qa.zip"),
-        clean=_built(clean_out, f"clean-{_version(clean_out)}-{HOST}.zip"),
-        example_other_bytes=_built(other_out, f"example-0.1.0-{HOST}.zip"))
-    assert releases.example.read_bytes() != releases.example_other_bytes.read_bytes()
-    return releases
-
-
-def _version(out: Path) -> str:
-    names = [p.name for p in out.glob("clean-*.zip")]
-    assert len(names) == 1, names
-    return names[0][len("clean-"):-len(f"-{HOST}.zip")]
 
 
 SIDE_SUFFIXES = (".sha256", ".build.json", ".sigstore.json", ".provenance.sigstore.json")

@@ -13,8 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BuiltExample
 from tests.helpers import REPO
+
+pytestmark = pytest.mark.process
 
 PACKAGE = REPO / "tooling" / "horon_bundle"
 HEAVY = ("sigstore", "cyclonedx", "oras", "requests", "cryptography")

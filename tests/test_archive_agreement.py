@@ -278,6 +278,7 @@ _MEASURE = ("import sys, time; from pathlib import Path\n"
             "sorted({f.code.name for f in report.findings}))\n")
 
 
+@pytest.mark.process
 def test_entry_count_refused_from_the_end_record_before_parsing(tmp_path: Path) -> None:
     """60,000 records: refused from the end record's count alone, in flat time and memory."""
     path = tmp_path / "many.zip"

@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +26,9 @@ from tests.gate_helpers import (
 )
 from tests.helpers import HOST, TEMPLATE, CliResult, cli
 from tests.native_bins import SECTION_JSON, make_macho, make_pe
+from tests.session_builds import Compiled
 
 pytestmark = pytest.mark.cargo
-
-
-@dataclass(frozen=True)
-class Compiled:
-    library: Path
-    record: Path
 
 
 def _compile(workspace: Path, out: Path, target_dir: Path, *args: str) -> Compiled:
@@ -42,18 +36,18 @@ def _compile(workspace: Path, out: Path, target_dir: Path, *args: str) -> Compil
     assert result.status == 0, result.stderr
     [directory] = [p for p in out.iterdir() if p.name.endswith(".compiled")]
     [library] = [p for p in directory.iterdir() if p.name != "record.json"]
-    return Compiled(library=library, record=directory / "record.json")
+    return Compiled(library=library, record=directory / "record.json", document=out / "none")
 
 
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Compiled:
-    return _compile(TEMPLATE, tmp_path_factory.mktemp("compiled"), cargo_target_dir)
+@pytest.fixture
+def release(compiled_example: Compiled) -> Compiled:
+    """The example compiled once per run (conftest)."""
+    return compiled_example
 
 
-@pytest.fixture(scope="module")
-def qa(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Compiled:
-    return _compile(TEMPLATE, tmp_path_factory.mktemp("compiled-qa"), cargo_target_dir,
-                    "--channel", "qa")
+@pytest.fixture
+def qa(compiled_example_qa: Compiled) -> Compiled:
+    return compiled_example_qa
 
 
 def _edited(compiled: Compiled, directory: Path,

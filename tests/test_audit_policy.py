@@ -55,27 +55,6 @@ def github_built(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Pat
                   "--builder-id", GITHUB_BUILDER)
 
 
-@pytest.fixture(scope="module")
-def qa_built(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Path:
-    return _build(tmp_path_factory.mktemp("qa-built"), cargo_target_dir, "--channel", "qa")
-
-
-@pytest.fixture(scope="module")
-def record_built(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Path:
-    """The example bound through an artifact record (evidence kind 2)."""
-    compiled = tmp_path_factory.mktemp("record-compiled")
-    result = cli("compile", TEMPLATE, "--out", compiled, "--target-dir", cargo_target_dir)
-    assert result.status == 0, result.stderr
-    [directory] = [p for p in compiled.iterdir() if p.name.endswith(".compiled")]
-    [library] = [p for p in directory.iterdir() if p.name != "record.json"]
-    out = tmp_path_factory.mktemp("record-built")
-    result = cli("build", TEMPLATE, "--out", out, "--prebuilt", library, "--record",
-                 directory / "record.json")
-    assert result.status == 0, result.stderr
-    [archive] = out.glob("*.zip")
-    return archive
-
-
 def _policy(text: str) -> AuditOptions:
     policy = parse_policy(("schema = 1\n" + text).encode(), "policy.toml")
     return audit_options(identity=None, trust=TrustChoice(), require_signature=False,
@@ -130,14 +109,15 @@ def test_source_requirements_on_a_github_build(github_built: Path, text: str, ke
         assert "builder id only" in check.note
 
 
-def test_qa_free_unmet_on_a_qa_build(qa_built: Path) -> None:
-    report = audit_path(qa_built, _policy('qa-free = true\nchannel = "release"'))
+def test_qa_free_unmet_on_a_qa_build(example_qa: BuiltExample) -> None:
+    report = audit_path(example_qa.archive, _policy('qa-free = true\nchannel = "release"'))
     checks = _policy_checks(report)
     assert checks == {"policy.channel": UNMET, "policy.qa-free": UNMET}
     assert any("qa-provider" in f.message for f in report.findings)
 
 
-def test_evidence_invocation_unmet_on_a_record_build(record_built: Path) -> None:
+def test_evidence_invocation_unmet_on_a_record_build(record_example: BuiltExample) -> None:
+    record_built = record_example.archive
     report = audit_path(record_built, _policy('evidence = "invocation"'))
     assert _policy_checks(report) == {"policy.evidence": UNMET}
     met = audit_path(record_built, _policy('evidence = "artifact-record"'))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,6 @@ from horon_bundle.load.runner import ChildOutcome, private_directory, run_child
 from horon_bundle.load.transcript import read_answer
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.judge import verify_path
-from tests.test_doctor_containment import hostile_bundle  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.cargo
 
@@ -50,8 +50,8 @@ class RealRun:
 
 
 @pytest.fixture(scope="session")
-def real_run(hostile_bundle: Any) -> RealRun:  # noqa: F811 - the imported fixture
-    bundle = hostile_bundle("fault-none")
+def real_run(fault_bundle: Callable[[str], Path]) -> RealRun:
+    bundle = fault_bundle("fault-none")
     verified = verify_path(bundle)
     assert verified.manifest is not None
     library = next((bundle / "lib").iterdir())

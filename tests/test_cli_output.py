@@ -203,6 +203,7 @@ def test_refusals_are_one_line_each_with_code_and_hint(tmp_path: Path) -> None:
     assert json.dumps(result.json()).count("fake.code") == 1  # the value, as data
 
 
+@pytest.mark.process
 def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -> None:
     """Run from a directory removed meanwhile, every relative path fails in getcwd(): that
     was INTERNAL ERROR FileNotFoundError (exit 4) from list, install and build."""

@@ -160,23 +160,10 @@ def test_unsafe_modes_of_zip_entries(example_release: BuiltExample, tmp_path: Pa
     assert tree_snapshot(tmp_path) == before
 
 
-@pytest.fixture(scope="module")
-def record_bundle(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Path:
-    compiled = tmp_path_factory.mktemp("compiled")
-    assert cli("compile", TEMPLATE, "--out", compiled, "--target-dir",
-               cargo_target_dir).status == 0
-    [record] = compiled.glob("*.compiled/record.json")
-    [library] = [p for p in record.parent.iterdir() if p.name != "record.json"]
-    out = tmp_path_factory.mktemp("built")
-    assert cli("build", TEMPLATE, "--out", out, "--prebuilt", library, "--record",
-               record).status == 0
-    return out / f"example-0.1.0-{HOST}"
-
-
-def test_a_records_embedded_digest(record_bundle: Path, tmp_path: Path) -> None:
+def test_a_records_embedded_digest(record_example: BuiltExample, tmp_path: Path) -> None:
     """The record byproduct's digest is the record file's; an edited record that keeps its
     old digest is refused (and, rebound, is then refused by the binding it breaks)."""
-    bundle = copy_bundle(record_bundle, tmp_path)
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")
                     .__setitem__("profile", "dev"), rebind_byproducts=False)
     result = cli("verify", bundle, "--json")
@@ -185,6 +172,7 @@ def test_a_records_embedded_digest(record_bundle: Path, tmp_path: Path) -> None:
     assert "is not the digest of the byproduct's content" in result.stdout
 
 
+@pytest.mark.process
 def test_the_provenance_signature_digest(example_release: BuiltExample,
                                          tmp_path: Path) -> None:
     """A real DSSE envelope that verifies offline (staging, sigstore-python's test asset),
@@ -243,9 +231,9 @@ def test_certificate_commit_against_the_recorded_revision(tmp_path: Path,
     assert judged(certified.revision).status == "pass"
 
 
-def test_a_malformed_embedded_record_is_refused_not_crashed_on(record_bundle: Path,
+def test_a_malformed_embedded_record_is_refused_not_crashed_on(record_example: BuiltExample,
                                                                tmp_path: Path) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record").pop("profile"))
     result = cli("verify", bundle, "--json")
     assert result.status == 1 and "Traceback" not in result.stderr
@@ -254,9 +242,9 @@ def test_a_malformed_embedded_record_is_refused_not_crashed_on(record_bundle: Pa
     assert check["check"] == "evidence"
 
 
-def test_the_embedded_record_binds_the_bundles_library(record_bundle: Path,
+def test_the_embedded_record_binds_the_bundles_library(record_example: BuiltExample,
                                                        tmp_path: Path) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")["library"]
                     .__setitem__("size", 1))
     result = cli("verify", bundle, "--json")
@@ -265,9 +253,9 @@ def test_the_embedded_record_binds_the_bundles_library(record_bundle: Path,
     assert "artifact record size 1 != " in result.stdout
 
 
-def test_advertised_metadata_the_record_has_and_the_provenance_lacks(record_bundle: Path,
+def test_advertised_metadata_the_record_has_and_the_provenance_lacks(record_example: BuiltExample,
                                                                      tmp_path: Path) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+    bundle = copy_bundle(record_example.bundle, tmp_path)
 
     def drop_advertised(statement: dict[str, Any]) -> None:
         byproducts = statement["predicate"]["runDetails"]["byproducts"]
@@ -309,8 +297,8 @@ def test_a_subject_of_a_missing_file_is_named_missing(example_release: BuiltExam
     assert f"subject {LIBRARY!r} sha256 {'0' * 64} != file (missing)" in result.stdout
 
 
-def test_record_evidence_without_its_record(record_bundle: Path, tmp_path: Path) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+def test_record_evidence_without_its_record(record_example: BuiltExample, tmp_path: Path) -> None:
+    bundle = copy_bundle(record_example.bundle, tmp_path)
 
     def drop_record(statement: dict[str, Any]) -> None:
         byproducts = statement["predicate"]["runDetails"]["byproducts"]

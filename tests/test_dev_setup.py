@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
+
+pytestmark = pytest.mark.process
 
 
 def _nox_tests(path: str) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,8 @@ from horon_bundle.cli.main import COMMANDS, parser
 from tests.author_support import author_env, has_command
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.process
+
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"(?:<!-- doc-test: (?P<mark>[^>]*?) -->\n)?```(?P<lang>[a-z]*)\n"
                     r"(?P<body>.*?)^```", re.S | re.M)

@@ -1,20 +1,19 @@
 """`horon-bundle doctor` on real bundles: the template passes, every ABI fault is caught.
 
 Fault libraries are the real cdylibs of tests/fixtures/abi-faults, built with cargo once per
-session. Those the build's own probe refuses (a segfaulting handshake, a 96-byte table, a
-wire-schema/section disagreement, a missing symbol, a refused correct request, garbage on the
-answer channel, metadata that is not the declared plugin's ABI v1), and fault-minor (to record
-minor 0, as for a library no build could observe), are bundled through the same CLI with the
-probe switched off in that child process only: the product has no switch for it.
+run (the `fault_bundle` fixture). Those the build's own probe refuses (a segfaulting handshake,
+a 96-byte table, a wire-schema/section disagreement, a missing symbol, a refused correct
+request, garbage on the answer channel, metadata that is not the declared plugin's ABI v1), and
+fault-minor (to record minor 0, as for a library no build could observe), are bundled through
+the same CLI with the probe switched off for that build only (`tests.session_builds.UNPROBED`):
+the product has no switch for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,51 +43,8 @@ from tests.helpers import (
 pytestmark = pytest.mark.cargo
 
 FAULTS = FIXTURES / "abi-faults"
-PROBE_REFUSED = frozenset({
-    "fault-wire", "fault-short", "fault-segv",
-    # refused by the build's probe (tests/test_probe_refusals.py asserts how)
-    "fault-major", "fault-plugin-id", "fault-features", "fault-status", "fault-no-symbol",
-    "fault-garbage",
-    # accepted by the probe, which records the minor it says (1); assembled unobserved, the
-    # bundle records minor 0, as for a library no probe could load (a cross build)
-    "fault-minor",
-})
 HAS_STRACE = shutil.which("strace") is not None
-_BUILD_WITHOUT_PROBE = (
-    "import sys\n"
-    "from horon_bundle.build import advertised\n"
-    "advertised.read_advertised = lambda library, **_: (None, ['probe disabled for a doctor "
-    "fixture'])\n"
-    "from horon_bundle.cli.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
-
 FaultBundle = Callable[[str], Path]
-
-
-@pytest.fixture(scope="session")
-def fault_bundle(tmp_path_factory: pytest.TempPathFactory,
-                 cargo_target_dir: Path) -> FaultBundle:
-    """Build (once per session, on first use) the bundle of one abi-faults crate."""
-    out = tmp_path_factory.mktemp("fault-bundles")
-    built: dict[str, Path] = {}
-
-    def get(crate: str) -> Path:
-        if crate not in built:
-            args = ["build", str(FAULTS), "--plugin", crate, "--out", str(out / crate),
-                    "--target-dir", str(cargo_target_dir)]
-            if crate in PROBE_REFUSED:
-                done = subprocess.run([sys.executable, "-c", _BUILD_WITHOUT_PROBE, *args],
-                                      capture_output=True, text=True, check=False, timeout=600,
-                                      env={**os.environ, "COLUMNS": "200"})
-                result = CliResult(done.returncode, done.stdout, done.stderr)
-            else:
-                result = cli(*args)
-            assert result.status == 0, result.stderr
-            built[crate] = out / crate / f"{crate}-0.1.0-{HOST}"
-        return built[crate]
-
-    return get
 
 
 def doctor(path: Path, tmp_path: Path, *extra: str, env: dict[str, str] | None = None,

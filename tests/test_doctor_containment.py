@@ -24,42 +24,17 @@ import pytest
 from horon_bundle.load.containment import probe_containment
 from horon_bundle.load.runner import run_child
 from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build
-from tests.helpers import HOST, REPO, CliResult, assert_refused, tree_snapshot
+from tests.helpers import REPO, CliResult, assert_refused, cli, tree_snapshot
+from tests.session_builds import built, probe_switched_off
 from tests.test_doctor import (
-    _BUILD_WITHOUT_PROBE,
     HAS_STRACE,
+    FaultBundle,
     failed_codes,
     messages,
     results,
 )
 
-pytestmark = pytest.mark.cargo
-
-# Bundled with the build's probe switched off (the probe refuses them: see below).
-UNPROBED = frozenset({"fault-setsid", "fault-kill-parent", "fault-memory",
-                      "fault-forged-answer", "fault-overrun-one"})
-
-
-@pytest.fixture(scope="session")
-def hostile_bundle(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Any:
-    out = tmp_path_factory.mktemp("hostile-bundles")
-    built: dict[str, Path] = {}
-
-    def get(crate: str) -> Path:
-        if crate not in built:
-            args = ["build", str(ABI_FAULTS), "--plugin", crate, "--out", str(out / crate),
-                    "--target-dir", str(cargo_target_dir)]
-            prefix = ["-c", _BUILD_WITHOUT_PROBE] if crate in UNPROBED else ["-m",
-                                                                             "horon_bundle"]
-            done = subprocess.run([sys.executable, *prefix, *args], capture_output=True,
-                                  text=True, check=False, timeout=600,
-                                  env={**os.environ, "COLUMNS": "200"})
-            assert done.returncode == 0, done.stderr
-            built[crate] = out / crate / f"{crate}-0.1.0-{HOST}"
-        return built[crate]
-
-    return get
-
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 def _bare_path(tmp_path: Path) -> str:
     """A PATH with no unshare, no strace and no rustc: the weakest containment."""
@@ -124,9 +99,9 @@ def _path_for(kind: str, tmp_path: Path) -> str | None:
 
 
 @pytest.mark.parametrize("kind", CONTAINMENTS)
-def test_a_setsid_daemon_is_killed_at_once_and_reported(hostile_bundle: Any, tmp_path: Path,
+def test_a_setsid_daemon_is_killed_at_once_and_reported(fault_bundle: FaultBundle, tmp_path: Path,
                                                         kind: str) -> None:
-    result, document, took = _doctor(hostile_bundle("fault-setsid"), tmp_path,
+    result, document, took = _doctor(fault_bundle("fault-setsid"), tmp_path,
                                      "--timeout", "60", path=_path_for(kind, tmp_path))
     assert_refused(result, "abi.stray-process")
     assert failed_codes(document) == {"abi.stray-process"}, messages(document)
@@ -154,11 +129,9 @@ def test_a_prebuilt_library_is_probed_contained_too(tmp_path: Path,
     """`build --prebuilt`: a library compiled elsewhere (here with the probe off, as on a
     machine that could not load it) is probed here under the same containment."""
     compiled = tmp_path / "compiled"
-    done = subprocess.run([sys.executable, "-c", _BUILD_WITHOUT_PROBE, "compile", str(ABI_FAULTS),
-                           "--plugin", "fault-setsid", "--out", str(compiled), "--target-dir",
-                           str(cargo_target_dir)], capture_output=True, text=True, check=False,
-                          timeout=600, env={**os.environ, "COLUMNS": "200"})
-    assert done.returncode == 0, done.stderr
+    with probe_switched_off():
+        built(cli("compile", ABI_FAULTS, "--plugin", "fault-setsid", "--out", compiled,
+                  "--target-dir", cargo_target_dir))
     [directory] = list(compiled.iterdir())
     [library] = [p for p in directory.iterdir() if p.suffix == ".so"]
     out, temp = tmp_path / "out", tmp_path / "tmp"
@@ -172,8 +145,8 @@ def test_a_prebuilt_library_is_probed_contained_too(tmp_path: Path,
 
 @pytest.mark.parametrize("kind", CONTAINMENTS)
 def test_a_library_killing_its_parent_and_group_cannot_reach_doctor(
-        hostile_bundle: Any, tmp_path: Path, kind: str) -> None:
-    result, document, _ = _doctor(hostile_bundle("fault-kill-parent"), tmp_path,
+        fault_bundle: FaultBundle, tmp_path: Path, kind: str) -> None:
+    result, document, _ = _doctor(fault_bundle("fault-kill-parent"), tmp_path,
                                   path=_path_for(kind, tmp_path))
     assert_refused(result, "abi.crash")  # doctor lived to print its report
     assert "SIGKILL during the handshake phase" in messages(document)
@@ -194,9 +167,9 @@ def test_the_build_probe_survives_a_library_killing_its_group(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("extra", "limit"), [((), 1024), (("--memory-limit", "256"), 256)])
-def test_a_library_touching_3_gib_fails_to_allocate(hostile_bundle: Any, tmp_path: Path,
+def test_a_library_touching_3_gib_fails_to_allocate(fault_bundle: FaultBundle, tmp_path: Path,
                                                     extra: tuple[str, ...], limit: int) -> None:
-    result, document, _ = _doctor(hostile_bundle("fault-memory"), tmp_path, *extra)
+    result, document, _ = _doctor(fault_bundle("fault-memory"), tmp_path, *extra)
     assert_refused(result, "abi.crash")
     assert document["environment"]["memory_limit_mib"] == limit
     assert "SIGABRT during the handshake phase" in messages(document)
@@ -204,10 +177,10 @@ def test_a_library_touching_3_gib_fails_to_allocate(hostile_bundle: Any, tmp_pat
 
 
 @pytest.mark.parametrize("limit_mib", [256, 1024])
-def test_the_memory_limit_is_what_the_child_gets(hostile_bundle: Any, tmp_path: Path,
+def test_the_memory_limit_is_what_the_child_gets(fault_bundle: FaultBundle, tmp_path: Path,
                                                  limit_mib: int) -> None:
     """The same launcher in process, on the real library: it fails below the limit."""
-    library = next((hostile_bundle("fault-memory") / "lib").iterdir())
+    library = next((fault_bundle("fault-memory") / "lib").iterdir())
     outcome = run_child("handshake", library, memory_limit=limit_mib << 20, timeout=60)
     assert outcome.answer is None
     line = next(line for line in outcome.stderr.splitlines() if "allocation failed" in line)
@@ -223,9 +196,9 @@ def test_the_build_probe_limits_memory_too(tmp_path: Path, cargo_target_dir: Pat
 
 
 @pytest.mark.parametrize("kind", CONTAINMENTS)
-def test_a_forged_answer_is_refused_never_conformant(hostile_bundle: Any, tmp_path: Path,
+def test_a_forged_answer_is_refused_never_conformant(fault_bundle: FaultBundle, tmp_path: Path,
                                                      kind: str) -> None:
-    result, document, _ = _doctor(hostile_bundle("fault-forged-answer"), tmp_path,
+    result, document, _ = _doctor(fault_bundle("fault-forged-answer"), tmp_path,
                                   path=_path_for(kind, tmp_path))
     assert_refused(result, "abi.answer")
     assert document["ok"] is False
@@ -241,9 +214,9 @@ def test_the_build_probe_refuses_a_forged_answer(tmp_path: Path,
     assert_refused_cleanly(result, "abi.answer", out)
 
 
-def test_garbage_in_the_progress_record_is_refused(hostile_bundle: Any,
+def test_garbage_in_the_progress_record_is_refused(fault_bundle: FaultBundle,
                                                    tmp_path: Path) -> None:
-    result, document, _ = _doctor(hostile_bundle("fault-progress-garbage"), tmp_path)
+    result, document, _ = _doctor(fault_bundle("fault-progress-garbage"), tmp_path)
     assert_refused(result, "abi.answer")
     assert failed_codes(document) == {"abi.answer"}, messages(document)
     assert "progress line 4" in messages(document)
@@ -251,10 +224,10 @@ def test_garbage_in_the_progress_record_is_refused(hostile_bundle: Any,
 
 @pytest.mark.skipif(not HAS_STRACE, reason="needs strace (installed by .ci/run)")
 def test_writes_into_the_instance_directory_while_loaded_or_described(
-        hostile_bundle: Any, tmp_path: Path) -> None:
+        fault_bundle: FaultBundle, tmp_path: Path) -> None:
     """Writing inside the instance directory is allowed in operations only: not while the
     library loads, handshakes or describes."""
-    result, document, _ = _doctor(hostile_bundle("fault-instance-write"), tmp_path)
+    result, document, _ = _doctor(fault_bundle("fault-instance-write"), tmp_path)
     assert_refused(result, "doctor.side-effect-write")
     assert failed_codes(document) == {"doctor.side-effect-write"}, messages(document)
     text = messages(document)
@@ -262,8 +235,8 @@ def test_writes_into_the_instance_directory_while_loaded_or_described(
     assert "during describe: openat $INSTANCE_DIR/.written-in-describe" in text, text
 
 
-def test_one_byte_past_the_table_is_an_overrun(hostile_bundle: Any, tmp_path: Path) -> None:
-    result, document, _ = _doctor(hostile_bundle("fault-overrun-one"), tmp_path)
+def test_one_byte_past_the_table_is_an_overrun(fault_bundle: FaultBundle, tmp_path: Path) -> None:
+    result, document, _ = _doctor(fault_bundle("fault-overrun-one"), tmp_path)
     assert_refused(result, "abi.out-overrun")
     checks = results(document)
     assert checks["handshake.exact-write"] == "fail"
@@ -274,15 +247,16 @@ def test_one_byte_past_the_table_is_an_overrun(hostile_bundle: Any, tmp_path: Pa
            "byte 104; a v1 table is 104 bytes" in text
 
 
-def test_the_report_says_what_contained_the_child(hostile_bundle: Any, tmp_path: Path) -> None:
-    _, document, _ = _doctor(hostile_bundle("fault-overrun-one"), tmp_path)
+def test_the_report_says_what_contained_the_child(fault_bundle: FaultBundle,
+                                                  tmp_path: Path) -> None:
+    _, document, _ = _doctor(fault_bundle("fault-overrun-one"), tmp_path)
     environment = document["environment"]
     here = probe_containment()
     assert environment["pid_namespace"] is here.pid_namespace
     assert environment["network_namespace"] is here.network_namespace
     assert environment["own_session"] is True
     assert environment["memory_limit_mib"] == 1024
-    _, document, _ = _doctor(hostile_bundle("fault-overrun-one"), tmp_path,
+    _, document, _ = _doctor(fault_bundle("fault-overrun-one"), tmp_path,
                              path=_bare_path(tmp_path))
     environment = document["environment"]
     assert (environment["pid_namespace"], environment["network_namespace"]) == (False, False)

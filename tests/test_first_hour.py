@@ -22,7 +22,7 @@ NAME = "acme-notes"
 BUNDLE = f"{NAME}-0.1.0-{HOST}"
 INSTALL_MISSING = ("the `install` command is not on this branch yet (issue 11 adds it; the "
                    "lead merges it): the install step is skipped")
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 
 @pytest.fixture(scope="module")

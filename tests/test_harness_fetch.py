@@ -208,6 +208,7 @@ def test_a_missing_or_malformed_ref_is_refused(harness_zip: Path, tmp_path: Path
     assert not (tmp_path / "a").exists()
 
 
+@pytest.mark.process
 def test_a_killed_fetch_leaves_nothing_under_dir(harness_zip: Path, tmp_path: Path) -> None:
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()
@@ -223,6 +224,7 @@ def test_a_killed_fetch_leaves_nothing_under_dir(harness_zip: Path, tmp_path: Pa
     assert into.is_dir()
 
 
+@pytest.mark.process
 def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
                                                           tmp_path: Path) -> None:
     """The zip is checked unchanged before DIR is created, not after: a refusal must not
@@ -245,6 +247,7 @@ def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
     assert list(sandbox.iterdir()) == []
 
 
+@pytest.mark.process
 def test_a_dir_that_appears_while_fetch_runs_is_not_replaced(harness_zip: Path,
                                                              tmp_path: Path) -> None:
     into = tmp_path / "guard"
@@ -291,6 +294,7 @@ def _namespaces_work() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not _namespaces_work(), reason="no private mount namespace (unshare -rm)")
 def test_a_full_disk_is_fetch_io_and_leaves_nothing(harness_zip: Path, tmp_path: Path) -> None:
     """A real tmpfs, filled: the kernel refuses the first write (no ENOSPC is injected)."""

@@ -86,6 +86,7 @@ def test_two_selections_of_one_ref_get_the_same_bytes(harness_zip: Path, tmp_pat
     assert home_state(home) == before  # no file, inode, mode or time changed
 
 
+@pytest.mark.process
 def test_list_catalogue_reads_the_state_file_alone(harness_zip: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert hb("install", harness_zip, home=home).status == 0
@@ -172,6 +173,7 @@ def test_a_tampered_stored_zip_is_caught_by_check_and_status(harness_zip: Path, 
     assert home_state(home) == before  # readers write nothing
 
 
+@pytest.mark.process
 def test_a_stored_zip_no_record_names_is_debris(harness_zip: Path, tmp_path: Path) -> None:
     """An install killed after its rename, before its state update: the zip is in the store
     but nothing records it; status shows it, the next harness writer removes it."""
@@ -190,6 +192,7 @@ def test_a_stored_zip_no_record_names_is_debris(harness_zip: Path, tmp_path: Pat
     assert stored.read_bytes() == harness_zip.read_bytes()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("step", ["hashed", "walked", "copying", "staged", "before-rename",
                                   "state-replace"])
 def test_a_killed_install_leaves_the_previous_state(harness_zip: Path, tmp_path: Path,
@@ -333,6 +336,7 @@ def test_the_documented_harness_commands_run_as_shown(harness_zip: Path, tmp_pat
     assert "skill release-notes" in cli(*commands[1], cwd=tmp_path).stderr
 
 
+@pytest.mark.process
 def test_a_killed_uninstall_leaves_debris_the_next_writer_removes(harness_zip: Path,
                                                                   tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -403,10 +407,14 @@ def _many_skills(version: str) -> Any:
     def edit(root: Path) -> None:
         manifest = root / ".claude-plugin" / "plugin.json"
         manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "version": version}))
-        for index in range(150):  # 150 frontmatters of 60 kB: a 9 MB catalogue
+        # 50 frontmatters of 15,000 emoji (60 kB each, under the frontmatter limit): each emoji
+        # is 12 bytes of escaped JSON, so a 9 MB catalogue for a twelfth of the YAML to read
+        for index in range(50):
             skill = root / "skills" / f"s{index}"
             skill.mkdir(parents=True)
-            (skill / "SKILL.md").write_text(f"---\nname: s\ndescription: {'x' * 60000}\n---\n")
+            description = "\U0001f600" * 15000
+            (skill / "SKILL.md").write_text(f"---\nname: s\ndescription: {description}\n---\n",
+                                            encoding="utf-8")
     return edit
 
 

@@ -33,8 +33,6 @@ from tests.publish_support import (
     make_dist,
     place_signature,
     publish_env,
-    registry_fixture,  # noqa: F401 - pytest fixture
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 SIGNATURE = Path(__file__).resolve().parent / "data" / "sigstore" / "bundle_v3.txt.sigstore"
@@ -162,13 +160,14 @@ def test_harness_zips_to_an_oci_registry_with_their_referrers(
     _receipt_valid(result.json())
     bundles = {b["id"]: b for b in result.json()["bundles"]}
     assert bundles["guard-kit"]["location"] == (
-        f"oci://{registry.host}/horon/guard-kit:1.2.0")
+        f"oci://{registry.host}/{registry.repository('guard-kit')}:1.2.0")
     archive = dist / "guard-kit-1.2.0.zip"
-    body, manifest = _manifest(registry, "horon/guard-kit", "1.2.0")
+    repository = registry.repository("guard-kit")
+    body, manifest = _manifest(registry, repository, "1.2.0")
     assert bundles["guard-kit"]["manifest"] == "sha256:" + hash_bytes(body).sha256
     assert manifest["artifactType"] == oci_layout.HARNESS_ARTIFACT_TYPE
     assert manifest["config"]["mediaType"] == CATALOGUE_MEDIA_TYPE
-    assert registry.get(f"/v2/horon/guard-kit/blobs/{manifest['config']['digest']}")[1] == (
+    assert registry.get(f"/v2/{repository}/blobs/{manifest['config']['digest']}")[1] == (
         _catalogue(archive))
     [layer] = manifest["layers"]
     assert (layer["mediaType"], layer["digest"]) == (HARNESS_ARCHIVE_MEDIA_TYPE,
@@ -178,13 +177,13 @@ def test_harness_zips_to_an_oci_registry_with_their_referrers(
     assert annotations["dev.horon.harness.archive.sha256"] == _sha(archive)
     assert annotations["dev.horon.harness.events"] == "PreToolUse,SessionStart"
     # the referrers, by the standard lookup (no API here: the sha256-<hex> tag)
-    found = oci_referrers.find(_client(registry), "horon/guard-kit", hash_bytes(body))
+    found = oci_referrers.find(_client(registry), repository, hash_bytes(body))
     roles = {r.annotations[oci_layout.ROLE]: r for r in found}
     assert set(roles) == {"signature", "ref", "marketplace-index"}
     assert roles["ref"].artifact_type == REF_MEDIA_TYPE
     assert roles["marketplace-index"].artifact_type == MARKETPLACE_INDEX_MEDIA_TYPE
     [ref_layer] = roles["ref"].layers
-    assert registry.get(f"/v2/horon/guard-kit/blobs/{ref_layer['digest']}")[1] == (
+    assert registry.get(f"/v2/{repository}/blobs/{ref_layer['digest']}")[1] == (
         Path(f"{archive}.ref.json").read_bytes())
     writes = len(registry.accesses())
     again = cli("publish", dist, "--json", env=env)
@@ -200,9 +199,9 @@ def test_a_mixed_release_to_an_oci_registry(tmp_path: Path, registry: Registry,
     result = cli("publish", dist, "--json", env=publish_env(registry.destination))
     assert result.status == 0, result.stderr
     assert len(result.json()["bundles"]) == 3
-    _body, native = _manifest(registry, "horon/example", f"0.1.0__{HOST}")
+    _body, native = _manifest(registry, registry.repository("example"), f"0.1.0__{HOST}")
     assert native["artifactType"] == oci_layout.ARTIFACT_TYPE  # native layout unchanged
-    _body, harness = _manifest(registry, "horon/bare", "0.3.0")
+    _body, harness = _manifest(registry, registry.repository("bare"), "0.3.0")
     assert harness["artifactType"] == oci_layout.HARNESS_ARTIFACT_TYPE
 
 

@@ -19,7 +19,7 @@ import pytest
 from tests.helpers import REPO
 from tests.install_support import Bundles
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 _PREFIX = ["unshare", "-rm", "--"]
 

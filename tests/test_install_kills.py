@@ -23,7 +23,7 @@ from tests.install_support import (
     without_debris,
 )
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 
 def _enabled(home: Path) -> dict[str, str]:

@@ -100,6 +100,7 @@ def test_the_state_file_and_the_lock_are_never_followed(bundles: Bundles,
     assert not (tmp_path / "lock-target").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("swapped", ["home", "native-plugins", "id"])
 def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, tmp_path: Path,
                                                              swapped: str) -> None:
@@ -127,6 +128,7 @@ def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, t
     assert not (moved / ("example/0.2.0" if swapped == "native-plugins" else "0.2.0")).exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("step", ["staged", "before-rename"])
 def test_a_staging_directory_swapped_before_the_rename_is_never_installed(
         bundles: Bundles, tmp_path: Path, step: str) -> None:
@@ -146,6 +148,7 @@ def test_a_staging_directory_swapped_before_the_rename_is_never_installed(
             if not p.startswith("native-plugins/.staging-")} == before
 
 
+@pytest.mark.process
 def test_a_final_directory_that_appears_before_the_rename_is_not_replaced(
         bundles: Bundles, tmp_path: Path) -> None:
     """renameat2(RENAME_NOREPLACE): an empty directory made under the final name by a program
@@ -172,6 +175,7 @@ def test_an_empty_final_directory_is_not_replaced(bundles: Bundles, tmp_path: Pa
     assert {p: v for p, v in tree_snapshot(home).items() if p != "install.lock"} == before
 
 
+@pytest.mark.process
 def test_a_bundle_changed_between_its_verification_and_its_copy_is_refused(
         bundles: Bundles, tmp_path: Path) -> None:
     home = _home_with_v1(bundles, tmp_path)
@@ -270,6 +274,7 @@ def test_malformed_names_on_the_command_line_are_usage_errors(tmp_path: Path) ->
     assert not home.exists()
 
 
+@pytest.mark.process
 def test_an_archive_replaced_between_its_hash_and_its_verification_is_refused(
         bundles: Bundles, tmp_path: Path) -> None:
     """The digest recorded is the digest of the bytes verified: another valid archive put

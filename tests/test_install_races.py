@@ -27,7 +27,7 @@ from tests.install_support import (
     hb,
 )
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 
 def _start(args: Sequence[str | Path]) -> subprocess.Popen[str]:

@@ -26,7 +26,7 @@ from tests.gate_helpers import ABI_FAULTS
 from tests.helpers import HOST, TEMPLATE, cli, tree_snapshot
 from tests.publish_support import make_dist, publish_env
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 NAME = f"example-0.1.0-{HOST}"
 

@@ -6,21 +6,45 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import BuiltExample
-from tests.helpers import REPO, cli, in_process
+from tests.helpers import REPO, cli_process, in_process
 
 
+@pytest.mark.process
 def test_in_process_run_is_the_child_process_run(example_release: BuiltExample,
                                                   tmp_path: Path) -> None:
-    for args in (("verify", example_release.archive),
-                 ("verify", tmp_path / "missing.zip"),
-                 ("verify", "--no-such-option"),
-                 ("codes",)):
-        child, here = cli(*args), in_process(*args)
+    """Tests call the CLI in-process (`tests.helpers.cli`); a user runs a process. For a
+    representative set of commands — a verdict, refusals of input and of usage, --json, a
+    build refusal, a write into an agent home, listings and documentation — both give the
+    same exit status, stdout and stderr."""
+    home = tmp_path / "home"
+    commands: list[tuple[str | Path, ...]] = [
+        ("verify", example_release.archive),
+        ("verify", example_release.bundle, "--json"),
+        ("verify", tmp_path / "missing.zip"),
+        ("verify", "--no-such-option"),
+        ("inspect", example_release.archive, "--json"),
+        ("build", tmp_path / "no-workspace"),
+        ("codes",),
+        ("docs",),
+        ("profiles",),
+        ("--version",),
+        ("install", example_release.archive, "--home", home),
+        ("list", "--home", home, "--json"),
+        ("status", "--home", home),
+        ("nonsense",),
+    ]
+    for args in commands:
+        child = cli_process(*args)
+        if args[0] == "install":  # each run installs into the same, empty home
+            assert child.status == 0, child.stderr
+            shutil.rmtree(home)
+        here = in_process(*args)
         assert (here.status, here.stdout, here.stderr) == (
             child.status, child.stdout, child.stderr), args
     assert in_process("verify", tmp_path / "missing.zip").status == 1

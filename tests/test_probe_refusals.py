@@ -29,6 +29,8 @@ from tests.conftest import BuiltExample
 from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build, error_lines
 from tests.helpers import REPO, CliResult, assert_refused, tree_snapshot
 
+pytestmark = pytest.mark.process
+
 
 def test_every_registered_code_is_named_by_a_test() -> None:
     """A floor, not a proof: every code appears as a string literal in some test module

@@ -32,7 +32,6 @@ from tests.publish_support import (
     make_dist,
     place_signature,
     publish_env,
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 KEY = ("example", "0.1.0", HOST)
@@ -251,6 +250,7 @@ def test_exclusive_create_decides_a_race_after_both_passed_preflight(
     assert first.state(*KEY).archive_sha256 == item_a.digest.sha256
 
 
+@pytest.mark.process
 def test_two_concurrent_publishers_exactly_one_wins(tmp_path: Path,
                                                     releases: Releases) -> None:
     store, url = _store(tmp_path)

@@ -12,8 +12,6 @@ from tests.publish_support import (
     Registry,
     Releases,
     make_dist,
-    registry_fixture,  # noqa: F401 - pytest fixture
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 ENABLED, DESTINATION = "HORON_PUBLISH_ENABLED", "HORON_PUBLISH_DESTINATION"

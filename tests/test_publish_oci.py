@@ -23,8 +23,6 @@ from tests.publish_support import (
     Releases,
     make_dist,
     publish_env,
-    registry_fixture,  # noqa: F401 - pytest fixture
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 TAG = f"0.1.0__{HOST}"
@@ -32,7 +30,8 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 
 def _manifest(registry: Registry, plugin_id: str, tag: str) -> tuple[int, bytes]:
-    return registry.get(f"/v2/horon/{plugin_id}/manifests/{tag}", accept=MANIFEST_MEDIA_TYPE)
+    return registry.get(f"/v2/{registry.repository(plugin_id)}/manifests/{tag}",
+                        accept=MANIFEST_MEDIA_TYPE)
 
 
 def _writes(registry: Registry, since: int = 0) -> list[str]:
@@ -46,7 +45,7 @@ def test_publish_pull_back_and_compare(tmp_path: Path, registry: Registry,
     assert result.status == 0, result.stderr
     [bundle] = result.json()["bundles"]
     assert bundle["status"] == "published"
-    assert bundle["location"] == f"oci://{registry.host}/horon/example:{TAG}"
+    assert bundle["location"] == f"oci://{registry.host}/{registry.namespace}/example:{TAG}"
 
     status, body = _manifest(registry, "example", TAG)
     assert status == 200
@@ -66,10 +65,11 @@ def test_publish_pull_back_and_compare(tmp_path: Path, registry: Registry,
     assert layer["mediaType"] == ARCHIVE_MEDIA_TYPE
     assert layer["annotations"]["org.opencontainers.image.title"] == releases.example.name
     assert layer["digest"] == "sha256:" + bundle["archive"]["sha256"]
-    status, blob = registry.get(f"/v2/horon/example/blobs/{layer['digest']}")
+    status, blob = registry.get(f"/v2/{registry.repository()}/blobs/{layer['digest']}")
     assert status == 200
     assert blob == releases.example.read_bytes()
-    status, config = registry.get(f"/v2/horon/example/blobs/{manifest['config']['digest']}")
+    config_digest = manifest["config"]["digest"]
+    status, config = registry.get(f"/v2/{registry.repository()}/blobs/{config_digest}")
     plugin = json.loads(config)
     assert (plugin["id"], plugin["version"], plugin["target"]) == ("example", "0.1.0", HOST)
 
@@ -77,7 +77,8 @@ def test_publish_pull_back_and_compare(tmp_path: Path, registry: Registry,
     import oras.client  # type: ignore[import-untyped]  # noqa: PLC0415 - only this test
 
     pulled = oras.client.OrasClient(hostname=registry.host, insecure=True).pull(
-        target=f"{registry.host}/horon/example:{TAG}", outdir=str(tmp_path / "pulled"))
+        target=f"{registry.host}/{registry.repository()}:{TAG}",
+        outdir=str(tmp_path / "pulled"))
     assert {Path(p).name: Path(p).read_bytes() for p in pulled} == {
         releases.example.name: releases.example.read_bytes()}
 
@@ -91,7 +92,8 @@ def test_rerun_is_already_published_without_writes(tmp_path: Path, registry: Reg
     assert again.status == 0, again.stderr
     assert {b["status"] for b in again.json()["bundles"]} == {"already-published"}
     # only the access check's upload session (opened and cancelled) writes nothing
-    assert all(w.startswith(("POST /v2/horon/", "DELETE /v2/horon/")) and "/blobs/uploads/" in w
+    ours = (f"POST /v2/{registry.namespace}/", f"DELETE /v2/{registry.namespace}/")
+    assert all(w.startswith(ours) and "/blobs/uploads/" in w
                for w in _writes(registry, since))
 
 
@@ -122,11 +124,12 @@ def test_dry_run_and_a_failing_bundle_upload_nothing(tmp_path: Path, registry: R
                    "publish.channel")
     assert not [w for w in _writes(registry) if w.startswith(("PUT", "PATCH"))]
     for plugin_id in ("example", "clean"):
-        assert registry.get(f"/v2/horon/{plugin_id}/tags/list")[0] == 404
+        assert registry.get(f"/v2/{registry.namespace}/{plugin_id}/tags/list")[0] == 404
 
 
-def test_registry_stopped_mid_release_then_rerun_completes(tmp_path: Path, registry: Registry,
+def test_registry_stopped_mid_release_then_rerun_completes(tmp_path: Path, fresh_registry: Registry,
                                                            releases: Releases) -> None:
+    registry = fresh_registry  # stopped and restarted: its own
     dist = make_dist(tmp_path / "dist", releases.example, releases.clean)
 
     class StopRegistryAfterFirstCommit(SilentReporter):
@@ -157,8 +160,9 @@ def _clean_tag(releases: Releases) -> str:
     return f"{version.replace('+', '_')}__{HOST}"
 
 
-def test_unreachable_registry_is_exit_3(tmp_path: Path, registry: Registry,
+def test_unreachable_registry_is_exit_3(tmp_path: Path, fresh_registry: Registry,
                                         releases: Releases) -> None:
+    registry = fresh_registry  # stopped and restarted: its own
     registry.stop()
     result = cli("publish", make_dist(tmp_path / "dist", releases.example),
                  env=publish_env(registry.destination))

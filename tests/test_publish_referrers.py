@@ -36,8 +36,6 @@ from tests.publish_support import (
     make_dist,
     place_signature,
     publish_env,
-    registry_fixture,  # noqa: F401 - pytest fixture
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 TAG = f"0.1.0__{HOST}"
@@ -90,7 +88,7 @@ def test_signatures_and_build_record_are_found_by_the_standard_lookup(
     assert result.status == 0, result.stderr
     [bundle] = result.json()["bundles"]
 
-    subject_bytes, subject = _json(registry, f"/v2/horon/example/manifests/{TAG}",
+    subject_bytes, subject = _json(registry, f"/v2/{registry.repository()}/manifests/{TAG}",
                                    oci_layout.MANIFEST_MEDIA_TYPE)
     digest = "sha256:" + hashlib.sha256(subject_bytes).hexdigest()
     assert bundle["manifest"] == digest
@@ -100,15 +98,15 @@ def test_signatures_and_build_record_are_found_by_the_standard_lookup(
     assert bundle["referrers"] == f"referrers tag {fallback}"
 
     # the standard lookup, step 1: this registry has no referrers API (a 404) ...
-    assert registry.get(f"/v2/horon/example/referrers/{digest}", accept=INDEX)[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/referrers/{digest}", accept=INDEX)[0] == 404
     # ... step 2: the referrers tag schema, an image index of every referrer
-    index_bytes, index = _json(registry, f"/v2/horon/example/manifests/{fallback}", INDEX)
+    index_bytes, index = _json(registry, f"/v2/{registry.repository()}/manifests/{fallback}", INDEX)
     assert index["mediaType"] == INDEX and index["schemaVersion"] == 2
     local = {archive.name + suffix: archive.with_name(archive.name + suffix).read_bytes()
              for suffix in (".sigstore.json", ".provenance.sigstore.json", ".build.json")}
     roles: dict[str, tuple[str, str]] = {}
     for entry in index["manifests"]:
-        body, referrer = _json(registry, f"/v2/horon/example/manifests/{entry['digest']}",
+        body, referrer = _json(registry, f"/v2/{registry.repository()}/manifests/{entry['digest']}",
                                oci_layout.MANIFEST_MEDIA_TYPE)
         assert entry["digest"] == "sha256:" + hashlib.sha256(body).hexdigest()
         assert entry["size"] == len(body)
@@ -120,7 +118,7 @@ def test_signatures_and_build_record_are_found_by_the_standard_lookup(
         assert referrer["config"]["mediaType"] == oci_layout.EMPTY_MEDIA_TYPE
         [layer] = referrer["layers"]
         assert layer["mediaType"] == referrer["artifactType"]
-        status, blob = registry.get(f"/v2/horon/example/blobs/{layer['digest']}")
+        status, blob = registry.get(f"/v2/{registry.repository()}/blobs/{layer['digest']}")
         assert status == 200 and blob == local[layer["annotations"][oci_layout.TITLE]]
         roles[referrer["annotations"][oci_layout.ROLE]] = (
             referrer["artifactType"], referrer["annotations"].get(oci_layout.SIGSTORE_CONTENT, ""))
@@ -142,13 +140,13 @@ def test_signatures_and_build_record_are_found_by_the_standard_lookup(
         pytest.fail("skopeo is not installed (apt-get install skopeo)")
     raw = subprocess.run(
         [skopeo, "inspect", "--raw", "--tls-verify=false",
-         f"docker://{registry.host}/horon/example:{fallback}"],
+         f"docker://{registry.host}/{registry.repository()}:{fallback}"],
         capture_output=True, check=True, timeout=60).stdout
     assert raw.rstrip(b"\n") == index_bytes
     first = index["manifests"][0]["digest"]
     raw = subprocess.run(
         [skopeo, "inspect", "--raw", "--tls-verify=false",
-         f"docker://{registry.host}/horon/example@{first}"],
+         f"docker://{registry.host}/{registry.repository()}@{first}"],
         capture_output=True, check=True, timeout=60).stdout
     assert json.loads(raw)["subject"]["digest"] == digest
 
@@ -162,20 +160,22 @@ def test_an_interrupted_publish_lists_each_referrer_once(tmp_path: Path, registr
     address = parse_address(registry.destination)
     assert isinstance(address, OciAddress)
     OciRegistry(address, {}).upload(item)
-    assert registry.get(f"/v2/horon/example/manifests/{TAG}")[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/manifests/{TAG}")[0] == 404
     result = cli("publish", dist, "--json", env=publish_env(registry.destination))
     assert result.status == 0, result.stderr
     assert result.json()["bundles"][0]["status"] == "published"
     subject = hash_bytes(oci_layout.bundle_manifest(item))
-    _, index = _json(registry, f"/v2/horon/example/manifests/sha256-{subject.sha256}", INDEX)
+    _, index = _json(registry, f"/v2/{registry.repository()}/manifests/sha256-{subject.sha256}",
+                     INDEX)
     digests = [entry["digest"] for entry in index["manifests"]]
     assert len(digests) == len(set(digests)) == 3
 
 
-def _foreign_referrer(client: RegistryClient, subject: bytes) -> dict[str, Any]:
+def _foreign_referrer(client: RegistryClient, repository: str,
+                      subject: bytes) -> dict[str, Any]:
     """Another tool's artifact (an SBOM) attached to our manifest, pushed by digest."""
-    sbom = client.push_blob("horon/example", b'{"bomFormat":"CycloneDX"}')
-    empty = client.push_blob("horon/example", oci_layout.EMPTY_BLOB)
+    sbom = client.push_blob(repository, b'{"bomFormat":"CycloneDX"}')
+    empty = client.push_blob(repository, oci_layout.EMPTY_BLOB)
     document = {
         "schemaVersion": 2, "mediaType": oci_layout.MANIFEST_MEDIA_TYPE,
         "artifactType": "application/vnd.cyclonedx+json",
@@ -183,7 +183,7 @@ def _foreign_referrer(client: RegistryClient, subject: bytes) -> dict[str, Any]:
         "layers": [oci_layout.descriptor("application/vnd.cyclonedx+json", sbom)],
         "subject": oci_layout.descriptor(oci_layout.MANIFEST_MEDIA_TYPE, hash_bytes(subject))}
     encoded = oci_layout.encode(document)
-    client.put_manifest("horon/example", "sha256:" + hash_bytes(encoded).sha256, encoded)
+    client.put_manifest(repository, "sha256:" + hash_bytes(encoded).sha256, encoded)
     return {"mediaType": oci_layout.MANIFEST_MEDIA_TYPE,
             "digest": "sha256:" + hash_bytes(encoded).sha256, "size": len(encoded),
             "artifactType": "application/vnd.cyclonedx+json"}
@@ -194,13 +194,13 @@ def test_another_tools_referrers_index_is_extended_not_replaced(
     dist = _signed_dist(tmp_path / "dist", releases)
     manifest = oci_layout.bundle_manifest(_item(dist, releases.example.name))
     client = _client(registry)
-    foreign = _foreign_referrer(client, manifest)
+    foreign = _foreign_referrer(client, registry.repository(), manifest)
     tag = oci_layout.referrers_tag(hash_bytes(manifest))
-    client.put_manifest("horon/example", tag, oci_layout.encode(
+    client.put_manifest(registry.repository(), tag, oci_layout.encode(
         {"schemaVersion": 2, "mediaType": INDEX, "manifests": [foreign]}), media_type=INDEX)
     result = cli("publish", dist, env=publish_env(registry.destination))
     assert result.status == 0, result.stderr
-    _, index = _json(registry, f"/v2/horon/example/manifests/{tag}", INDEX)
+    _, index = _json(registry, f"/v2/{registry.repository()}/manifests/{tag}", INDEX)
     assert index["manifests"][0] == foreign
     assert len(index["manifests"]) == 4
     address = parse_address(registry.destination)
@@ -218,24 +218,24 @@ def test_a_foreign_manifest_under_the_referrers_tag_is_refused(
     dist = _signed_dist(tmp_path / "dist", releases)
     manifest = oci_layout.bundle_manifest(_item(dist, releases.example.name))
     client = _client(registry)
-    empty = client.push_blob("horon/example", oci_layout.EMPTY_BLOB)
+    empty = client.push_blob(registry.repository(), oci_layout.EMPTY_BLOB)
     squatter = oci_layout.encode({
         "schemaVersion": 2, "mediaType": oci_layout.MANIFEST_MEDIA_TYPE,
         "artifactType": "application/vnd.example.other",
         "config": oci_layout.descriptor(oci_layout.EMPTY_MEDIA_TYPE, empty),
         "layers": [oci_layout.descriptor(oci_layout.EMPTY_MEDIA_TYPE, empty)]})
     tag = oci_layout.referrers_tag(hash_bytes(manifest))
-    client.put_manifest("horon/example", tag, squatter)
+    client.put_manifest(registry.repository(), tag, squatter)
     since = len(registry.accesses())
     storage_before, dist_before = tree_snapshot(registry.storage), tree_snapshot(dist)
     result = cli("publish", dist, env=publish_env(registry.destination))
     assert_refused(result, "publish.destination-state", status=3)
     assert set(result.codes) == {"publish.destination-state"}
-    assert f"/v2/horon/example/manifests/{tag} is not an OCI image index" in result.stderr
+    assert f"/v2/{registry.repository()}/manifests/{tag} is not an OCI image index" in result.stderr
     assert not _writes(registry, since)
-    assert registry.get(f"/v2/horon/example/manifests/{tag}",
+    assert registry.get(f"/v2/{registry.repository()}/manifests/{tag}",
                         accept=oci_layout.MANIFEST_MEDIA_TYPE)[1] == squatter
-    assert registry.get(f"/v2/horon/example/manifests/{TAG}")[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/manifests/{TAG}")[0] == 404
     assert _layout_files(registry.storage) == _layout_files(storage_before)
     assert tree_snapshot(dist) == dist_before
 
@@ -266,7 +266,7 @@ def test_an_archive_changed_after_preflight_is_stored_under_no_name(
                 FlipAByteBeforeUpload())
     assert refused.value.codes() == ["publish.integrity"]
     assert "the registry received other bytes" in str(refused.value)
-    assert registry.get("/v2/horon/example/tags/list")[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/tags/list")[0] == 404
 
 
 def test_an_archive_cut_short_after_preflight_is_refused_mid_request(
@@ -285,17 +285,18 @@ def test_an_archive_cut_short_after_preflight_is_refused_mid_request(
                 TruncateBeforeUpload())
     assert refused.value.codes() == ["publish.integrity"]
     assert "became shorter since it was checked" in str(refused.value)
-    assert registry.get("/v2/horon/example/tags/list")[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/tags/list")[0] == 404
 
 
-def test_a_stored_blob_of_the_wrong_size_is_integrity(tmp_path: Path, registry: Registry,
+def test_a_stored_blob_of_the_wrong_size_is_integrity(tmp_path: Path, fresh_registry: Registry,
                                                       releases: Releases) -> None:
     """A blob under the archive's digest left by an interrupted run, since truncated by the
     storage: the HEAD that would let publish skip the upload shows the wrong size."""
+    registry = fresh_registry  # its storage is truncated: its own
     dist = _signed_dist(tmp_path / "dist", releases)
     item = _item(dist, releases.example.name)
     client = _client(registry)
-    client.push_file("horon/example", item.archive, item.digest, item.archive.name)
+    client.push_file(registry.repository(), item.archive, item.digest, item.archive.name)
     sha = item.digest.sha256
     data = registry.storage / "docker/registry/v2/blobs/sha256" / sha[:2] / sha / "data"
     with data.open("r+b") as stream:
@@ -304,13 +305,12 @@ def test_a_stored_blob_of_the_wrong_size_is_integrity(tmp_path: Path, registry: 
     assert_refused(result, "publish.integrity", status=3)
     assert f"blobs/sha256:{sha} answers digest" in result.stderr
     assert f"expected {item.digest.size} bytes" in result.stderr
-    assert registry.get(f"/v2/horon/example/manifests/{TAG}")[0] == 404
+    assert registry.get(f"/v2/{registry.repository()}/manifests/{TAG}")[0] == 404
 
 
-def _earlier_layout(client: RegistryClient, item: ReleaseItem) -> bytes:
+def _earlier_layout(client: RegistryClient, repository: str, item: ReleaseItem) -> bytes:
     """The manifest versions before the referrers layout published: the signature and the
     build record as extra layers after the archive."""
-    repository = "horon/example"
     client.push_blob(repository, item.manifest_bytes)
     client.push_file(repository, item.archive, item.digest, item.archive.name)
     layers = [oci_layout.descriptor(ARCHIVE_MEDIA_TYPE, item.digest, item.archive.name)]
@@ -331,23 +331,25 @@ def _earlier_layout(client: RegistryClient, item: ReleaseItem) -> bytes:
 def test_what_earlier_versions_published_is_still_read(tmp_path: Path, registry: Registry,
                                                        releases: Releases) -> None:
     dist = _signed_dist(tmp_path / "dist", releases)
-    old = _earlier_layout(_client(registry), _item(dist, releases.example.name))
+    old = _earlier_layout(_client(registry), registry.repository(),
+                          _item(dist, releases.example.name))
     env = publish_env(registry.destination)
     again = cli("publish", dist, "--json", env=env)
     assert again.status == 0, again.stderr
     assert again.json()["bundles"][0]["status"] == "already-published"
     other = make_dist(tmp_path / "other", releases.example_other_bytes)
     assert_refused(cli("publish", other, env=env), "publish.conflict")
-    assert registry.get(f"/v2/horon/example/manifests/{TAG}",
+    assert registry.get(f"/v2/{registry.repository()}/manifests/{TAG}",
                         accept=oci_layout.MANIFEST_MEDIA_TYPE)[1] == old
 
     yanked = cli("yank", "example", "0.1.0", "--reason", "old layout, withdrawn", env=env)
     assert yanked.status == 0, yanked.stderr
     subject = hash_bytes(old)
-    _, index = _json(registry, f"/v2/horon/example/manifests/sha256-{subject.sha256}", INDEX)
+    _, index = _json(registry, f"/v2/{registry.repository()}/manifests/sha256-{subject.sha256}",
+                     INDEX)
     [entry] = index["manifests"]
     assert entry["artifactType"] == oci_layout.YANK_ARTIFACT_TYPE
-    _, mark = _json(registry, f"/v2/horon/example/manifests/yanked.{TAG}",
+    _, mark = _json(registry, f"/v2/{registry.repository()}/manifests/yanked.{TAG}",
                     oci_layout.MANIFEST_MEDIA_TYPE)
     assert mark["subject"]["digest"] == "sha256:" + subject.sha256
     assert_refused(cli("publish", dist, env=env), "publish.yanked")

@@ -38,7 +38,6 @@ from tests.publish_support import (
     Registry,
     make_dist,
     publish_env,
-    registry_fixture,  # noqa: F401 - pytest fixture
 )
 
 pytestmark = pytest.mark.cargo
@@ -129,6 +128,7 @@ def test_a_rotten_blob_under_the_archive_digest_is_integrity(
 
 
 # --- publish.not-writable -------------------------------------------------------------------
+@pytest.mark.process
 def test_a_read_only_store_is_not_writable(tmp_path: Path,
                                            example_release: BuiltExample) -> None:
     """Tests run as root, whom file modes do not stop: the store is bind-mounted read-only in

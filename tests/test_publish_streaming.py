@@ -20,7 +20,6 @@ from tests.publish_support import (
     Releases,
     make_dist,
     publish_env,
-    releases_fixture,  # noqa: F401 - pytest fixture
 )
 
 SHM = Path("/dev/shm")  # tmpfs: another file system than the test's temp directory

@@ -20,8 +20,6 @@ import pytest
 from tests.bundle_edit import byproduct_of, replace_library
 from tests.conftest import BuiltExample
 from tests.helpers import (
-    HOST,
-    TEMPLATE,
     assert_refused,
     cli,
     copy_bundle,
@@ -94,21 +92,6 @@ def test_require_abi_section_is_met_by_a_library_with_one(example_release: Built
     assert checks["policy.require-abi-section"]["result"] == "pass"
 
 
-@pytest.fixture(scope="module")
-def record_bundle(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Path:
-    """The example bound through an artifact record (evidence kind 2), as a directory."""
-    compiled = tmp_path_factory.mktemp("record-compiled")
-    result = cli("compile", TEMPLATE, "--out", compiled, "--target-dir", cargo_target_dir)
-    assert result.status == 0, result.stderr
-    [directory] = [p for p in compiled.iterdir() if p.name.endswith(".compiled")]
-    [library] = [p for p in directory.iterdir() if p.name != "record.json"]
-    out = tmp_path_factory.mktemp("record-built")
-    result = cli("build", TEMPLATE, "--out", out, "--prebuilt", library, "--record",
-                 directory / "record.json")
-    assert result.status == 0, result.stderr
-    return out / f"example-0.1.0-{HOST}"
-
-
 def _qa_crate(graph: dict[str, Any]) -> None:
     graph["packages"].append({
         "id": "qa-mock@0.1.0", "name": "qa-mock", "version": "0.1.0", "source": "path",
@@ -119,11 +102,11 @@ def _qa_crate(graph: dict[str, Any]) -> None:
         "optional": False, "default_features": True, "features": []})
 
 
-def test_a_qa_crate_only_in_the_records_graph(record_bundle: Path, tmp_path: Path) -> None:
+def test_a_qa_crate_only_in_the_records_graph(record_example: BuiltExample, tmp_path: Path) -> None:
     """The library was built with the record's graph; the provenance graph cannot stand in
     for it."""
-    assert cli("verify", record_bundle).status == 0
-    bundle = copy_bundle(record_bundle, tmp_path)
+    assert cli("verify", record_example.bundle).status == 0
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: _qa_crate(byproduct_of(s, "horon:artifact-record")
                                                 ["graph"]))
     before = tree_snapshot(tmp_path)
@@ -136,9 +119,9 @@ def test_a_qa_crate_only_in_the_records_graph(record_bundle: Path, tmp_path: Pat
 @pytest.mark.parametrize(("field", "value"), [
     ("package", "horon-other"), ("version", "9.9.9"),
 ])
-def test_provenance_facts_must_be_the_records(record_bundle: Path, tmp_path: Path,
+def test_provenance_facts_must_be_the_records(record_example: BuiltExample, tmp_path: Path,
                                               field: str, value: str) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")
                     .__setitem__(field, value))
     result = cli("verify", bundle)
@@ -146,8 +129,9 @@ def test_provenance_facts_must_be_the_records(record_bundle: Path, tmp_path: Pat
     assert f"provenance.json: {field} " in result.stderr
 
 
-def test_advertised_metadata_must_be_the_records(record_bundle: Path, tmp_path: Path) -> None:
-    bundle = copy_bundle(record_bundle, tmp_path)
+def test_advertised_metadata_must_be_the_records(record_example: BuiltExample,
+                                                tmp_path: Path) -> None:
+    bundle = copy_bundle(record_example.bundle, tmp_path)
     edit_provenance(bundle, lambda s: byproduct_of(s, "horon:artifact-record")["advertised"]
                     .__setitem__("abi_minor", 7))
     result = cli("verify", bundle)

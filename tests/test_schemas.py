@@ -21,7 +21,7 @@ from horon_bundle.install.state import parse_state, state_bytes
 from horon_bundle.model.manifest import parse_manifest
 from horon_bundle.model.provenance import parse_provenance
 from horon_bundle.model.record import parse_record
-from tests.conftest import BuiltExample
+from tests.conftest import BuiltExample, Compiled
 from tests.harness_support import built_zip
 from tests.helpers import HOST, REPO, TEMPLATE, cli
 
@@ -220,14 +220,17 @@ RECORD_HOSTILE: dict[str, Mutation] = {
 }
 
 
-@pytest.fixture(scope="module")
-def record(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) -> Doc:
-    out = tmp_path_factory.mktemp("compiled")
-    result = cli("compile", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir, "--json")
-    assert result.status == 0, result.stderr
-    assert _schema_ok("compile-result.schema.json", result.json())
-    document: Doc = json.loads(Path(result.json()["compiled"][0]["record"]).read_text())
+@pytest.fixture
+def record(compiled_example: Compiled) -> Doc:
+    """The artifact record of the example compiled once per run (conftest)."""
+    document: Doc = json.loads(compiled_example.record.read_text())
     return document
+
+
+def test_compile_json_obeys_its_schema(compiled_example: Compiled) -> None:
+    result = json.loads(compiled_example.document.read_text())
+    assert _schema_ok("compile-result.schema.json", result)
+    assert Path(result["compiled"][0]["record"]) == compiled_example.record
 
 
 @pytest.mark.cargo

@@ -46,7 +46,7 @@ from horon_bundle.verify.trust import (
     TrustChoice,
     load_trust,
 )
-from tests.conftest import BuiltExample
+from tests.conftest import BuiltExample, Compiled
 from tests.helpers import REPO, TEMPLATE, CliResult, assert_refused, cli, tree_snapshot
 
 DATA = REPO / "tests" / "data" / "sigstore"
@@ -318,15 +318,10 @@ def test_a_malformed_trust_root_file_is_refused(tmp_path: Path) -> None:
 
 # --- build --require-signed-record ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory,
-             cargo_target_dir: Path) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("signed-record")
-    result = cli("compile", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir)
-    assert result.status == 0, result.stderr
-    [directory] = [p for p in out.iterdir() if p.name.endswith(".compiled")]
-    [library] = [p for p in directory.iterdir() if p.name != "record.json"]
-    return library, directory / "record.json"
+@pytest.fixture
+def compiled(compiled_example: Compiled) -> tuple[Path, Path]:
+    """The example compiled once per run (conftest): its library and artifact record."""
+    return compiled_example.library, compiled_example.record
 
 
 def _prebuilt(out: Path, compiled: tuple[Path, Path], *args: str) -> CliResult:
@@ -385,6 +380,7 @@ def _sign(*args: str | Path, env: dict[str, str]) -> CliResult:
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 
+@pytest.mark.process
 @pytest.mark.cargo
 def test_sign_without_an_identity_exits_3_quickly(example_release: BuiltExample,
                                                   tmp_path: Path) -> None:
@@ -400,6 +396,7 @@ def test_sign_without_an_identity_exits_3_quickly(example_release: BuiltExample,
     assert tree_snapshot(tmp_path) == before
 
 
+@pytest.mark.process
 @pytest.mark.cargo
 def test_sign_in_actions_without_id_token_permission(example_release: BuiltExample,
                                                      tmp_path: Path) -> None:
@@ -412,6 +409,7 @@ def test_sign_in_actions_without_id_token_permission(example_release: BuiltExamp
     assert not (tmp_path / (archive.name + ".sigstore.json")).exists()
 
 
+@pytest.mark.process
 @pytest.mark.cargo
 def test_sign_with_an_unusable_token(example_release: BuiltExample, tmp_path: Path) -> None:
     archive = _archive_copy(example_release, tmp_path)
@@ -422,6 +420,7 @@ def test_sign_with_an_unusable_token(example_release: BuiltExample, tmp_path: Pa
     assert "not usable" in result.stderr
 
 
+@pytest.mark.process
 @pytest.mark.cargo
 def test_sign_refuses_inputs_before_asking_for_an_identity(example_release: BuiltExample,
                                                            tmp_path: Path) -> None:
@@ -435,6 +434,7 @@ def test_sign_refuses_inputs_before_asking_for_an_identity(example_release: Buil
     assert tree_snapshot(tmp_path) == before
 
 
+@pytest.mark.process
 @pytest.mark.cargo
 def test_sign_refuses_an_archive_that_does_not_verify(example_release: BuiltExample,
                                                       tmp_path: Path) -> None:

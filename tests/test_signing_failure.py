@@ -25,7 +25,7 @@ from horon_bundle.sign.signer import NetworkDeadlineError, network_deadline
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, tree_snapshot
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 SUBJECT = "release-bot@example.invalid"
 

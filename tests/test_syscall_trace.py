@@ -68,6 +68,7 @@ def test_plain_strings_decode_to_themselves(text: str) -> None:
     assert decode_string(f'"{text}"') == text
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_real_strace_log(tmp_path: Path) -> None:
     """The format this reader expects is the one strace writes here."""

@@ -26,8 +26,6 @@ from horon_bundle.cli import github
 from horon_bundle.cli.escaping import JSON_UNSAFE, plain
 from horon_bundle.core.errors import Finding
 
-# no-color.org: present and not empty
-NO_COLOR = bool(os.environ.get("NO_COLOR"))
 # rich.markup's tag grammar: `[tag]`, `[/]`, `[link=…]`; an odd run of backslashes escapes it
 _TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
 _console: Any = None
@@ -54,13 +52,14 @@ def console() -> Any:
         from rich.console import Console  # noqa: PLC0415 - only for a terminal
 
         _console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False,
-                           color_system=None if NO_COLOR else "auto")
+                           color_system="auto")
     return _console
 
 
 def rich_output() -> bool:
-    """Colour and styles are shown: a terminal, and no NO_COLOR."""
-    return not NO_COLOR and _terminal()
+    """Colour and styles are shown: a terminal, and no NO_COLOR (no-color.org: present and
+    not empty), read when asked, as every other setting is."""
+    return not os.environ.get("NO_COLOR") and _terminal()
 
 
 def strip_markup(markup: str) -> str:
