@@ -119,7 +119,7 @@ def fuzz(session: nox.Session) -> None:
     `nox -s fuzz -- -k archive` narrows it; Hypothesis keeps failing examples in .hypothesis/.
     """
     session.install(".[test]")
-    session.run("pytest", "tests/test_properties.py", "-p", "no:cacheprovider", *session.posargs,
+    session.run("pytest", "tests/core/test_properties.py", "-p", "no:cacheprovider", *session.posargs,
                 env={"HORON_HYPOTHESIS_PROFILE": "fuzz"})
 
 

@@ -37,7 +37,7 @@ from tests.session_builds import (
 
 __all__ = ["BuiltExample", "Compiled"]
 
-# Property tests (tests/test_properties.py): a small, reproducible budget in the normal run;
+# Property tests (tests/core/test_properties.py): a small, reproducible budget in the normal run;
 # `nox -s fuzz` selects the large one (docs/threat-model.md, "Fuzz budget").
 settings.register_profile("default", max_examples=60, derandomize=True, database=None,
                           deadline=None, suppress_health_check=[HealthCheck.too_slow])

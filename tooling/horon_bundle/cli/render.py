@@ -3,14 +3,14 @@
 One funnel: every value a command prints goes through `say(markup, *values)`, which escapes
 it (`escape`), so no path, id or message — however hostile — can start a line of its own,
 forge an `ERROR` line or a `::error` annotation, move the cursor or change colours
-(`tests/test_output_escaping.py` checks every command, and that no `print` in `cli/` takes
+(`tests/cli/test_output_escaping.py` checks every command, and that no `print` in `cli/` takes
 a value any other way). Colour, bold and the spinner appear only on a terminal and never
 under `NO_COLOR`; `--json` prints exactly one document on stdout.
 
 Only a terminal that can show colour gets rich (imported then, and only then: it costs more
 than the rest of a `verify`); anywhere else — a pipe, a CI log, `NO_COLOR` — the markup's
 tags are dropped by `strip_markup`, which reads them as rich does, and the same text is
-written without it (`tests/test_cli_output.py` compares the two).
+written without it (`tests/cli/test_cli_output.py` compares the two).
 """
 
 from __future__ import annotations

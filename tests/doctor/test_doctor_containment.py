@@ -26,7 +26,7 @@ from horon_bundle.load.runner import run_child
 from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build
 from tests.helpers import REPO, CliResult, assert_refused, cli, tree_snapshot
 from tests.session_builds import built, probe_switched_off
-from tests.test_doctor import (
+from tests.doctor.test_doctor import (
     HAS_STRACE,
     FaultBundle,
     failed_codes,

@@ -143,7 +143,7 @@ def test_verify_names_each_source_of_disagreeing_advertised_metadata(
 
 def test_verify_refuses_a_section_stripped_after_the_build(
         example_release: BuiltExample, tmp_path: Path) -> None:
-    from tests.test_recomputed_facts import _stripped  # noqa: PLC0415 - objcopy's strip
+    from tests.verify.test_recomputed_facts import _stripped  # noqa: PLC0415 - objcopy's strip
 
     result, checks = _verified(_stripped(example_release, tmp_path))
     assert result.status == 1

@@ -129,7 +129,7 @@ def test_a_qa_bundle_hiding_its_providers(tmp_path: Path, cargo_target_dir: Path
     """A qa bundle may hold QA providers, but must say so: emptying the recorded list is
     refused even though the channel allows the providers themselves."""
     out = tmp_path / "out"
-    fixture = Path(__file__).parent / "fixtures" / "qa-default-chain"
+    fixture = Path(__file__).parent.parent / "fixtures" / "qa-default-chain"
     built = cli("build", fixture, "--channel", "qa", "--out", out, "--target-dir",
                 cargo_target_dir)
     assert built.status == 0, built.stderr

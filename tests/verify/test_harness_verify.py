@@ -380,7 +380,7 @@ def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path
 
 
 def test_verifying_a_harness_zip_runs_nothing_and_loads_no_stage(tmp_path: Path) -> None:
-    from tests.test_architecture import HEAVY, STAGES, _loaded, _observe  # noqa: PLC0415
+    from tests.project.test_architecture import HEAVY, STAGES, _loaded, _observe  # noqa: PLC0415
 
     archive = _built(tmp_path)
     for target in (archive, Path(f"{archive}.ref.json")):

@@ -36,7 +36,7 @@ def test_every_registered_code_is_named_by_a_test() -> None:
     """A floor, not a proof: every code appears as a string literal in some test module
     (each should be asserted by a test that triggers it end to end)."""
     text = "\n".join(path.read_text(encoding="utf-8")
-                     for path in sorted((REPO / "tests").glob("*.py")))
+                     for path in sorted((REPO / "tests").rglob("*.py")))
     unnamed = [code.name for code in registered_codes()
                if f'"{code.name}"' not in text and f"'{code.name}'" not in text]
     assert unnamed == [], "registered codes no test names"

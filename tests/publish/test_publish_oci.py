@@ -60,7 +60,7 @@ def test_publish_pull_back_and_compare(tmp_path: Path, registry: Registry,
     assert annotations["dev.horon.plugin.archive.sha256"] == bundle["archive"]["sha256"]
 
     # the archive is the manifest's one layer; the build record is a referrer
-    # (tests/test_publish_referrers.py)
+    # (tests/publish/test_publish_referrers.py)
     [layer] = manifest["layers"]
     assert layer["mediaType"] == ARCHIVE_MEDIA_TYPE
     assert layer["annotations"]["org.opencontainers.image.title"] == releases.example.name

@@ -302,7 +302,7 @@ def test_windowed_access_reads_the_library_once_when_the_windows_cover_it(elf: b
 
 
 def test_module_constants_match_the_template() -> None:
-    abi_rs = (Path(__file__).parent.parent / "templates" / "plugin" / "src" /
+    abi_rs = (Path(__file__).parent.parent.parent / "templates" / "plugin" / "src" /
               "abi.rs").read_text()
     assert f'SECTION_NAME_ELF_PE: &str = "{binary_formats.ELF_SECTION}"' in abi_rs
     assert (f'SECTION_NAME_MACHO: &str = "{binary_formats.MACHO_SEGMENT},'

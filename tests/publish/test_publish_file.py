@@ -277,7 +277,7 @@ def test_two_concurrent_publishers_exactly_one_wins(tmp_path: Path,
     assert entry["archive"]["sha256"] == winning_sha
 
 
-SIGSTORE_TESTDATA = Path(__file__).resolve().parent / "data" / "sigstore"
+SIGSTORE_TESTDATA = Path(__file__).resolve().parent.parent / "data" / "sigstore"
 STAGING_SIGNER = ("--staging", "--identity", "william@yossarian.net",
                   "--issuer", "https://github.com/login/oauth")
 

@@ -35,7 +35,7 @@ from tests.publish_support import (
     publish_env,
 )
 
-SIGNATURE = Path(__file__).resolve().parent / "data" / "sigstore" / "bundle_v3.txt.sigstore"
+SIGNATURE = Path(__file__).resolve().parent.parent / "data" / "sigstore" / "bundle_v3.txt.sigstore"
 MARKET = "team-tools"
 ZIPS = ("bare-0.3.0.zip", "guard-kit-1.2.0.zip")
 

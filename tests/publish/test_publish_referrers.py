@@ -39,7 +39,7 @@ from tests.publish_support import (
 )
 
 TAG = f"0.1.0__{HOST}"
-SIGSTORE = Path(__file__).resolve().parent / "data" / "sigstore"
+SIGSTORE = Path(__file__).resolve().parent.parent / "data" / "sigstore"
 MESSAGE_SIGNATURE = SIGSTORE / "bundle_v3.txt.sigstore"  # v0.3, message signature
 DSSE_SIGNATURE = SIGSTORE / "github-actions-npm-sigstore-3.1.0.sigstore.json"  # v0.2, DSSE
 INDEX = oci_layout.INDEX_MEDIA_TYPE

@@ -1,7 +1,7 @@
 """A rebuild under the same name removes the signatures an earlier build left beside the
 archive when they sign other bytes, says so, and keeps those that still sign what is there
 (a deterministic rebuild). Before, the stale `.sigstore.json` stayed beside the new archive:
-publish refuses it (tests/test_publish_file.py), but the author learnt of it only then."""
+publish refuses it (tests/publish/test_publish_file.py), but the author learnt of it only then."""
 
 from __future__ import annotations
 

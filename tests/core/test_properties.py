@@ -30,7 +30,7 @@ from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read
 from horon_bundle.model import checksums
 from horon_bundle.model.manifest import parse_manifest
 from horon_bundle.verify.archive_reader import validate_archive
-from tests.test_identifiers import MANIFEST
+from tests.core.test_identifiers import MANIFEST
 
 T = TypeVar("T")
 

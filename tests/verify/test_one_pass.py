@@ -23,7 +23,7 @@ from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.source import ArchiveSource, open_bundle
 from tests.conftest import BuiltExample
-from tests.test_archive_agreement import _Unseekable, make_zip
+from tests.verify.test_archive_agreement import _Unseekable, make_zip
 
 MIB = 1 << 20
 
