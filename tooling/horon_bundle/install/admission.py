@@ -1,4 +1,4 @@
-"""Trust before bytes: everything install checks before the home is touched.
+"""Admitting a bundle, trust before bytes: everything install checks before the home is touched.
 
 The bundle gets the full `verify` with the signature and policy options of `verify`
 (`verify.audit.audit_path`), and then what publication requires as well: the release channel

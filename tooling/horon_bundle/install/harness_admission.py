@@ -1,4 +1,4 @@
-"""Trust before bytes, for a harness zip: everything checked before the home is touched.
+"""Admitting a harness zip, trust before bytes: all that is checked before the home is touched.
 
 The input is a zip or its `<zip>.ref.json` (then the zip beside it, or `--zip`). Its SHA-256
 (its name in the store) is taken first, then it gets the full harness judge of `verify` with
@@ -17,7 +17,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_file
-from horon_bundle.install.gate import stat_key, unchanged_since
+from horon_bundle.install.admission import stat_key, unchanged_since
 from horon_bundle.install.pause import pause
 from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.harness.layout import REF_SUFFIX
