@@ -14,7 +14,6 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
@@ -46,6 +45,7 @@ from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.judge import NATIVE_CHECKS, verify_opened
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
+from horon_bundle.verify.signature import SignatureVerifier
 from horon_bundle.verify.source import open_bundle
 
 
@@ -105,7 +105,7 @@ def _verified_native(path: Path) -> VerifyReport | None:
         return verify_opened(source, report, archive_digest=True)
 
 
-def check_archive(path: Path, verifier: Any,
+def check_archive(path: Path, verifier: SignatureVerifier | None,
                   ) -> tuple[ReleaseItem | None, list[Finding]]:
     """Verify one archive and the files beside it; the item is None when it cannot be used.
 
@@ -142,7 +142,7 @@ def check_archive(path: Path, verifier: Any,
                          before_identity=before_identity, verifier=verifier)
 
 
-def check_harness_archive(path: Path, verifier: Any,
+def check_harness_archive(path: Path, verifier: SignatureVerifier | None,
                           ) -> tuple[ReleaseItem | None, list[Finding]]:
     """A harness zip: the harness judge (its ref beside it checked first), the name build
     gives it, every proving check passed, and the files beside it — as for native archives,
@@ -175,7 +175,7 @@ def check_harness_archive(path: Path, verifier: Any,
 
 def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue,
                   findings: Findings, *, before: Digest, before_identity: tuple[int, ...],
-                  verifier: Any,
+                  verifier: SignatureVerifier | None,
                   ) -> tuple[ReleaseItem | None, list[Finding]]:
     """What publish checks of either kind once its judge has read the archive as `bundle`
     (plugin.json of a native bundle, the catalogue of a harness zip): the files beside it
