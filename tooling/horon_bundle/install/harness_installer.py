@@ -1,6 +1,6 @@
 """`install` of a harness zip: stored under its digest, its catalogue recorded in state.json.
 
-1. admit (install.harness_gate): the harness judge with verify's trust options; the home is
+1. admit (install.harness_admission): the harness judge with verify's trust options; the home is
    not touched before this passes.
 2. under the home's lock, after sweeping debris: walk harness-bundles/sha256 through
    descriptors, read the state file, remove stored zips no record names (debris).
@@ -23,7 +23,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.install.dirs import lstat_at
-from horon_bundle.install.harness_gate import AdmittedHarness, admit_harness
+from horon_bundle.install.harness_admission import AdmittedHarness, admit_harness
 from horon_bundle.install.harness_store import (
     collect_garbage,
     judge_opened,

@@ -1,6 +1,6 @@
 """`install`: a verified bundle into `<home>/native-plugins/<id>/<version>/<target>`.
 
-1. admit (install.gate): full verify + trust options + install's own requirements; the home
+1. admit (install.admission): full verify + trust options + install's own requirements; the home
    is not touched before this passes.
 2. under the home's lock (install.home.writing), after sweeping debris: walk native-plugins,
    id, version, target through descriptors (install.dirs); read the state file.
@@ -22,9 +22,9 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter, SilentReporter
+from horon_bundle.install.admission import Admitted, admit
 from horon_bundle.install.copies import installed_copy, relabel, verify_copy
 from horon_bundle.install.dirs import Chain
-from horon_bundle.install.gate import Admitted, admit
 from horon_bundle.install.harness_installer import HarnessInstallResult, install_harness
 from horon_bundle.install.home import Home, require_posix, writing
 from horon_bundle.install.layout import NATIVE_DIR, relative

@@ -1,11 +1,11 @@
 """Everything publish checks before the first byte is uploaded, for every archive at once.
 
-Each archive is fully verified (`verify.judge.verify_path`) and must be a release bundle whose every
-claim was checked (graph present and QA-free, compiled = claimed, advertised = claimed,
-evidence bound); the files beside it must describe it; its signature must verify when one is
-required. The destination must be reachable and writable, and every id/version/target must be
-absent there or hold exactly these archive bytes. All findings are collected; one is enough
-for nothing to be uploaded.
+Each archive is fully verified by the judge of its kind and must be a release bundle whose
+every check that proves a release passed (`verify.check_table.unproven`: graph present and
+QA-free, compiled = claimed, advertised = claimed, evidence bound …); the files beside it must
+describe it; its signature must verify when one is required. The destination must be
+reachable and writable, and every id/version/target must be absent there or hold exactly
+these archive bytes. All findings are collected; one is enough for nothing to be uploaded.
 """
 
 from __future__ import annotations
@@ -14,18 +14,16 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.reporter import Reporter
-from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
-from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES
+from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES, Catalogue
 from horon_bundle.model.harness.layout import CATALOGUE_NAME, is_harness
-from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, bundle_name
+from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, bundle_name
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
 from horon_bundle.publish.marketplace import attach_indexes
@@ -41,19 +39,14 @@ from horon_bundle.publish.release import (
 )
 from horon_bundle.publish.signature import VerifierFactory, signature_findings
 from horon_bundle.verify.audit import AuditOptions
-from horon_bundle.verify.harness.judge import PROVING_CHECKS
+from horon_bundle.verify.check_table import unproven
+from horon_bundle.verify.harness.judge import HARNESS_CHECKS
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
-from horon_bundle.verify.judge import verify_opened
+from horon_bundle.verify.judge import NATIVE_CHECKS, verify_opened
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
+from horon_bundle.verify.signature import SignatureVerifier
 from horon_bundle.verify.source import open_bundle
-
-# verify checks whose pass publication requires (a skip is not good enough here)
-REQUIRED_CHECKS = (
-    "manifest.strict", "integrity.declared", "integrity.sha256sums", "provenance.schema",
-    "provenance.binding", "evidence", "graph.present", "graph.qa-free", "features.compiled",
-    "features.advertised",
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,7 +105,8 @@ def _verified_native(path: Path) -> VerifyReport | None:
         return verify_opened(source, report, archive_digest=True)
 
 
-def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[Finding]]:
+def check_archive(path: Path, verifier: SignatureVerifier | None,
+                  ) -> tuple[ReleaseItem | None, list[Finding]]:
     """Verify one archive and the files beside it; the item is None when it cannot be used.
 
     The archive is opened once, to route it and to judge it, and read once: verify hashes
@@ -143,44 +137,13 @@ def check_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None, list[F
     expected = bundle_name(manifest.id, manifest.version, manifest.target, manifest.channel)
     if path.name != expected + ".zip":
         findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: plugin.json names it {expected}.zip")
-    if report.ok:
-        results = {check.name: check for check in report.checks}
-        for name in REQUIRED_CHECKS:
-            check = results.get(name)
-            if check is None or check.status != PASS:
-                why = "not run" if check is None else (check.note or check.status)
-                findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
-    findings.extend(digest_file_findings(path, before))
-    build_record = read_build_record(path, before, findings)
-    # with a signer required, the signature's digest is checked by its verification
-    signature = read_signature(path, findings, over=before if verifier is None else None)
-    provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
-                                          role=ROLE_PROVENANCE_SIGNATURE)
-    if verifier is not None:
-        findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
-                                           verifier))
-    manifest_bytes = b""
-    try:
-        with open_bundle(path) as source:
-            manifest_bytes = source.read_small(MANIFEST_NAME, MAX_MANIFEST_BYTES)
-    except (Refused, OSError, KeyError):
-        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: plugin.json could not be read again")
-    verified = report.digests.get(MANIFEST_NAME)
-    try:
-        after_identity = _identity(path)
-    except OSError as exc:
-        return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
-    if (after_identity != before_identity or verified is None
-            or hash_bytes(manifest_bytes) != verified):
-        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
-    item = ReleaseItem(archive=path, digest=before, manifest=manifest,
-                       manifest_bytes=manifest_bytes, signature=signature,
-                       build_record=build_record, provenance_signature=provenance_signature)
-    return item, list(findings)
+    findings.extend(unproven(report, NATIVE_CHECKS, code=codes.PUBLISH_UNPROVEN, where=where))
+    return _checked_item(path, report, manifest, findings, before=before,
+                         before_identity=before_identity, verifier=verifier)
 
 
-def check_harness_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None,
-                                                              list[Finding]]:
+def check_harness_archive(path: Path, verifier: SignatureVerifier | None,
+                          ) -> tuple[ReleaseItem | None, list[Finding]]:
     """A harness zip: the harness judge (its ref beside it checked first), the name build
     gives it, every proving check passed, and the files beside it — as for native archives,
     plus its ref, which must name this zip's plugin and digest."""
@@ -205,43 +168,54 @@ def check_harness_archive(path: Path, verifier: Any) -> tuple[ReleaseItem | None
     expected = f"{catalogue.name}-{catalogue.version}.zip"
     if path.name != expected:
         findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: its plugin names it {expected}")
-    if report.ok:
-        results = {check.name: check for check in report.checks}
-        for name in PROVING_CHECKS:
-            check = results.get(name)
-            if check is None or check.status not in (PASS, WARN):
-                why = "not run" if check is None else (check.note or check.status)
-                findings.add(codes.PUBLISH_UNPROVEN, f"{where}: check {name} did not pass ({why})")
+    findings.extend(unproven(report, HARNESS_CHECKS, code=codes.PUBLISH_UNPROVEN, where=where))
+    return _checked_item(path, report, catalogue, findings, before=before,
+                         before_identity=before_identity, verifier=verifier)
+
+
+def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue,
+                  findings: Findings, *, before: Digest, before_identity: tuple[int, ...],
+                  verifier: SignatureVerifier | None,
+                  ) -> tuple[ReleaseItem | None, list[Finding]]:
+    """What publish checks of either kind once its judge has read the archive as `bundle`
+    (plugin.json of a native bundle, the catalogue of a harness zip): the files beside it
+    (and a harness zip's ref), the signature when one is required, and that the archive is
+    unchanged (its identity, and its configuration document read again is the one judged).
+    The item is None when the archive vanished meanwhile."""
+    manifest = bundle if isinstance(bundle, Manifest) else None
+    catalogue = bundle if isinstance(bundle, Catalogue) else None
+    where = path.name
     findings.extend(digest_file_findings(path, before))
     build_record = read_build_record(path, before, findings)
     # with a signer required, the signature's digest is checked by its verification
     signature = read_signature(path, findings, over=before if verifier is None else None)
     provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
                                           role=ROLE_PROVENANCE_SIGNATURE)
-    ref = read_ref_file(path, before, catalogue.name, findings)
+    ref = None if catalogue is None else read_ref_file(path, before, catalogue.name, findings)
     if verifier is not None:
         findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
                                            verifier))
+    name, limit = ((MANIFEST_NAME, MAX_MANIFEST_BYTES) if catalogue is None
+                   else (CATALOGUE_NAME, MAX_CATALOGUE_BYTES))
     config = b""
     try:
         with open_bundle(path) as source:
-            config = source.read_small(CATALOGUE_NAME, MAX_CATALOGUE_BYTES)
+            config = source.read_small(name, limit)
     except (Refused, OSError, KeyError):
-        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: catalogue.json could not be read again")
-    verified = report.digests.get(CATALOGUE_NAME)
+        findings.add(codes.PUBLISH_INTEGRITY, f"{where}: {name} could not be read again")
+    verified = report.digests.get(name)
     try:
         after_identity = _identity(path)
     except OSError as exc:
         return None, [*findings, Finding(codes.INPUT_UNREADABLE, f"{where}: {exc.strerror}")]
     if after_identity != before_identity or verified is None or hash_bytes(config) != verified:
         findings.add(codes.PUBLISH_INTEGRITY, f"{where}: changed while it was being checked")
-    item = ReleaseItem(archive=path, digest=before, manifest=None, manifest_bytes=config,
+    harness = None if catalogue is None else HarnessRelease(
+        name=catalogue.name, version=catalogue.version, description=catalogue.description,
+        events=catalogue.events, hosts=catalogue.hosts, ref=ref)
+    item = ReleaseItem(archive=path, digest=before, manifest=manifest, manifest_bytes=config,
                        signature=signature, build_record=build_record,
-                       provenance_signature=provenance_signature,
-                       harness=HarnessRelease(name=catalogue.name, version=catalogue.version,
-                                              description=catalogue.description,
-                                              events=catalogue.events, hosts=catalogue.hosts,
-                                              ref=ref))
+                       provenance_signature=provenance_signature, harness=harness)
     return item, list(findings)
 
 

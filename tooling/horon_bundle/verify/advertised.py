@@ -11,8 +11,6 @@ checked against the library: a section stripped after the build is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from horon_bundle.abi.section import OBSERVED_BY as SECTION_OBSERVER
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding
@@ -21,32 +19,23 @@ from horon_bundle.model.evidence import (
     ADVERTISED_RECORDED_ONLY,
     Advertised,
 )
-from horon_bundle.model.manifest import Manifest
-from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.rules.release import advertised_findings
-from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.check_table import Judged, Skipped, Verdict
+from horon_bundle.verify.native_context import NativeContext
 
 
-@dataclass(frozen=True, slots=True)
-class SectionState:
-    """What the library's static section said: metadata, absent (None), or refused."""
-
-    advertised: Advertised | None
-    findings: tuple[Finding, ...] = ()
-    read: bool = True
-
-
-def check_advertised(manifest: Manifest, facts: BuildFacts | None, section: SectionState,
-                     report: VerifyReport) -> None:
-    """Judge the advertised metadata from every source there is, and say which there was."""
+def check_advertised(ctx: NativeContext) -> Verdict | None:
+    """Judge the advertised metadata from every source there is, and say which there was
+    (with or without a provenance statement that could be read)."""
+    manifest, section, report = ctx.manifest, ctx.section, ctx.report
+    if manifest is None or section is None:
+        return None
+    facts = ctx.provenance.facts if ctx.provenance is not None else None
     recorded = facts.advertised if facts is not None else None
     if section.findings:
-        report.judged("features.advertised", list(section.findings),
-                      note="the library's .horon_abi section")
-        return
+        return Judged(section.findings, note="the library's .horon_abi section")
     if not section.read:
-        report.skipped("features.advertised", "the library is missing")
-        return
+        return Skipped("the library is missing")
     observed = ", ".join(recorded.observed_by) if recorded is not None else ""
     sources: list[tuple[Advertised, str]] = []
     findings: list[Finding] = []
@@ -65,9 +54,8 @@ def check_advertised(manifest: Manifest, facts: BuildFacts | None, section: Sect
                 "read from the library's .horon_abi section, but the library has no such "
                 "section (stripped after the build?)"))
     else:
-        report.skipped("features.advertised", "no .horon_abi section and no advertised metadata "
-                                              "recorded at build time")
-        return
+        return Skipped("no .horon_abi section and no advertised metadata recorded at build "
+                       "time")
     if recorded is not None:
         sources.append((recorded, f"the advertised metadata recorded in provenance.json "
                                   f"({observed})"))
@@ -87,4 +75,4 @@ def check_advertised(manifest: Manifest, facts: BuildFacts | None, section: Sect
                 f"{manifest.library.path}: the .horon_abi section says "
                 f"{section.advertised.summary()}; provenance.json recorded "
                 f"{recorded.summary()} ({observed}) at build time"))
-    report.judged("features.advertised", findings, note=note)
+    return Judged(findings, note=note)

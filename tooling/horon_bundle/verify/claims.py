@@ -1,30 +1,70 @@
 """The claims a bundle's provenance makes, judged against the bundle and recomputed facts.
 
-Binding (subjects, identity fields), evidence (the invocation's artifacts, or the embedded
-artifact record), the resolved graph (QA providers, drift) and claimed = advertised. Every
-rule is the verifier's own (`rules.release`, `rules.binding`): the bundle can add QA
-patterns, never remove one.
+Reading the statement (provenance.read, provenance.schema), binding (subjects, identity
+fields), evidence (the invocation's artifacts, or the embedded artifact record) and the
+resolved graph (present, QA providers, compiled = claimed): rows of `verify.judge.NATIVE_CHECKS`,
+each judging the context the rows before it filled. Every rule is the verifier's own
+(`rules.release`, `rules.binding`): the bundle can add QA patterns, never remove one.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD
 from horon_bundle.model.manifest import Manifest
-from horon_bundle.model.provenance import BuildFacts, Provenance
+from horon_bundle.model.provenance import MAX_PROVENANCE_BYTES, BuildFacts, parse_provenance
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, effective_patterns
 from horon_bundle.model.record import parse_record
 from horon_bundle.rules.binding import binding_findings
 from horon_bundle.rules.release import graph_findings, plugin_features, recorded_qa_findings
-from horon_bundle.verify.report import VerifyReport
+from horon_bundle.verify.check_table import Judged, Skipped, Verdict
+from horon_bundle.verify.native_context import GraphJudgement, NativeContext
 
 
-def check_binding(manifest: Manifest, provenance: Provenance, digests: dict[str, Digest],
-                   report: VerifyReport) -> None:
+def read_provenance(ctx: NativeContext) -> Verdict | None:
+    """provenance.read: the statement plugin.json declares, read once (reported only when it
+    cannot be; hashing takes these same bytes)."""
+    manifest = ctx.manifest
+    if manifest is None or (asset := manifest.asset("provenance")) is None:
+        return None
+    ctx.provenance_path = asset.file.path
+    if ctx.provenance_path not in ctx.source.files:
+        return None
+    try:
+        ctx.provenance_bytes = ctx.source.read_small(ctx.provenance_path, MAX_PROVENANCE_BYTES)
+    except Refused as exc:
+        return Judged(exc.findings)
+    return None
+
+
+def provenance_absent(ctx: NativeContext) -> Verdict | None:
+    """provenance: why none of the provenance checks ran, when they did not."""
+    if ctx.manifest is None:
+        return Skipped("plugin.json was refused")
+    if ctx.provenance_bytes is None:
+        return Skipped("provenance.json is missing")
+    return None
+
+
+def check_schema(ctx: NativeContext) -> Verdict | None:
+    """provenance.schema: the statement by its strict decoder."""
+    if ctx.manifest is None or ctx.provenance_bytes is None:
+        return None
+    try:
+        ctx.provenance = parse_provenance(ctx.provenance_bytes)
+    except Refused as exc:
+        return Judged(exc.findings)
+    ctx.report.provenance = ctx.provenance
+    return Judged()
+
+
+def check_binding(ctx: NativeContext) -> Verdict | None:
+    """provenance.binding: its subjects are the library and sidecars, its facts plugin.json's."""
+    manifest, provenance, digests = ctx.manifest, ctx.provenance, ctx.digests
+    if manifest is None or provenance is None:
+        return None
     findings = Findings()
     expected = {manifest.library.path: manifest.library.sha256}
     expected.update({s.file.path: s.file.sha256 for s in manifest.sidecars})
@@ -49,13 +89,17 @@ def check_binding(manifest: Manifest, provenance: Provenance, digests: dict[str,
         if recorded != declared:
             findings.add(codes.PROVENANCE_CONTRADICTION,
                          f"provenance.json: {name} {recorded!r} != plugin.json {declared!r}")
-    report.judged("provenance.binding", findings)
+    return Judged(list(findings))
 
 
-def check_evidence(manifest: Manifest, facts: BuildFacts, digests: dict[str, Digest],
-                    report: VerifyReport) -> None:
+def check_evidence(ctx: NativeContext) -> Verdict | None:
+    """evidence: the recorded invocation or artifact record produced this very library."""
+    manifest, provenance = ctx.manifest, ctx.provenance
+    if manifest is None or provenance is None:
+        return None
+    facts = provenance.facts
     findings = Findings()
-    library = digests.get(manifest.library.path)
+    library = ctx.digests.get(manifest.library.path)
     if facts.evidence == EVIDENCE_INVOCATION:
         if facts.invocation is None:
             findings.add(codes.EVIDENCE_MISSING, "provenance.json: evidence 'invocation' but no "
@@ -73,42 +117,54 @@ def check_evidence(manifest: Manifest, facts: BuildFacts, digests: dict[str, Dig
                                                  "no record")
         else:
             findings.extend(record_findings_for_bundle(facts, manifest, library))
-    report.judged("evidence", findings, note=facts.evidence)
+    return Judged(list(findings), note=facts.evidence)
 
 
-def check_graph(manifest: Manifest, facts: BuildFacts, report: VerifyReport, *,
-                qa_patterns: Sequence[str] = ()) -> None:
-    """Re-judge the recorded graph with the verifier's own patterns: the built-in ones, the
-    ones the bundle recorded and `qa_patterns` (the auditor's policy); a bundle can add
-    patterns, never remove one. The QA judgement the bundle recorded is recomputed too."""
-    graph = facts.graph
-    if graph is None:
-        if manifest.channel == "release":
-            report.judged("graph.present", [Finding(
-                codes.GRAPH_MISSING, "provenance.json: release bundle without a recorded graph")])
-        else:
-            report.skipped("graph.present", "qa bundle without a recorded graph")
-        return
-    report.judged("graph.present", [])
-    patterns = effective_patterns(facts.qa_patterns, qa_patterns)
+def check_graph_present(ctx: NativeContext) -> Verdict | None:
+    """graph.present: a release records the graph it was built from (a qa bundle may not)."""
+    if ctx.manifest is None or ctx.provenance is None:
+        return None
+    if ctx.provenance.facts.graph is not None:
+        return Judged()
+    if ctx.manifest.channel == "release":
+        return Judged([Finding(codes.GRAPH_MISSING,
+                               "provenance.json: release bundle without a recorded graph")])
+    return Skipped("qa bundle without a recorded graph")
+
+
+def check_qa_free(ctx: NativeContext) -> Verdict | None:
+    """graph.qa-free: the recorded graph re-judged with the verifier's own patterns: the
+    built-in ones, the ones the bundle recorded and the auditor's (a policy's `qa-patterns`);
+    a bundle can add patterns, never remove one. The QA judgement the bundle recorded is
+    recomputed too; the drift found on the way is `features.compiled`'s (`ctx.graph`)."""
+    manifest, provenance = ctx.manifest, ctx.provenance
+    if manifest is None or provenance is None or (graph := provenance.facts.graph) is None:
+        return None
+    facts = provenance.facts
+    patterns = effective_patterns(facts.qa_patterns, ctx.qa_patterns)
     providers, findings = graph_findings(graph, claim=facts.claim, channel=manifest.channel,
                                          patterns=patterns)
     qa_findings = [f for f in findings if f.code is codes.GRAPH_QA_PROVIDER]
     drift = [f for f in findings if f.code is not codes.GRAPH_QA_PROVIDER]
     qa_findings += recorded_qa_findings(graph, facts)
-    added = len(patterns) - len(BUILTIN_QA_PATTERNS)
-    note = f"{len(patterns)} patterns: {len(BUILTIN_QA_PATTERNS)} built-in, {added} added " \
-           f"by the bundle{' and the policy' if qa_patterns else ''}"
-    if manifest.channel == "release" or qa_findings:
-        report.judged("graph.qa-free", qa_findings, note=note)
-    else:
-        report.skipped("graph.qa-free", f"qa bundle with {len(providers)} QA provider(s)")
     if plugin_features(graph) != tuple(manifest.features):
         drift.append(Finding(codes.FEATURES_DRIFT,
                              f"graph: {graph.root_package.name} compiled "
                              f"{list(plugin_features(graph))}, plugin.json lists "
                              f"{list(manifest.features)}"))
-    report.judged("features.compiled", drift)
+    ctx.graph = GraphJudgement(providers=tuple(providers), qa_findings=tuple(qa_findings),
+                               drift=tuple(drift))
+    added = len(patterns) - len(BUILTIN_QA_PATTERNS)
+    note = f"{len(patterns)} patterns: {len(BUILTIN_QA_PATTERNS)} built-in, {added} added " \
+           f"by the bundle{' and the policy' if ctx.qa_patterns else ''}"
+    if manifest.channel == "release" or qa_findings:
+        return Judged(qa_findings, note=note)
+    return Skipped(f"qa bundle with {len(providers)} QA provider(s)")
+
+
+def check_compiled(ctx: NativeContext) -> Verdict | None:
+    """features.compiled: the graph's compiled features are the claim's and plugin.json's."""
+    return None if ctx.graph is None else Judged(ctx.graph.drift)
 
 
 def record_findings_for_bundle(facts: BuildFacts, manifest: Manifest,

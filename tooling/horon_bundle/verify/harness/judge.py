@@ -4,18 +4,20 @@ Every file is hashed once and checked against SHA256SUMS; the plugin is read the
 host reads it; catalogue.json must equal the catalogue recomputed from the files, and the
 provenance statement's subjects the files' digests; then the host's events and the hook lint.
 Warnings stay warnings unless `--strict`, or the chosen host profile marks one broken.
+Its checks are the rows of `HARNESS_CHECKS`, run in order on one shared context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_stream
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model import checksums
+from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.harness.layout import (
     CATALOGUE_NAME,
     CHECKSUMS_NAME,
@@ -26,20 +28,21 @@ from horon_bundle.model.harness.layout import (
     RESERVED,
     is_harness,
 )
-from horon_bundle.model.harness.profile import shipped_profiles
-from horon_bundle.model.harness.reader import FileInfo, read_plugin
+from horon_bundle.model.harness.profile import HostProfile, shipped_profiles
+from horon_bundle.model.harness.reader import FileInfo, PluginContents, read_plugin
 from horon_bundle.model.harness.statement import MAX_STATEMENT_BYTES, parse_harness_statement
 from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, lint, promote
+from horon_bundle.verify.check_table import (
+    CheckRow,
+    CheckTable,
+    Judged,
+    Skipped,
+    Verdict,
+    run_table,
+)
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.source import BundleSource
-
-# the checks of a harness zip that prove something: install and publish require each to have
-# run and passed (warnings allowed); a skip is not good enough
-PROVING_CHECKS = (
-    "layout.file-types", "layout.harness-files", "checksums.format", "integrity.sha256sums",
-    "harness.plugin", "harness.catalogue", "harness.provenance", "harness.events", "hook.lint",
-)
 
 
 @dataclass(slots=True)
@@ -65,65 +68,111 @@ class PluginView:
         return data.decode("utf-8", errors="replace")
 
 
-def _judged(report: HarnessReport, name: str, refusals: list[Finding], warnings: list[Finding],
-            options: HarnessOptions, *, note: str = "") -> bool:
+@dataclass(slots=True)
+class HarnessContext:
+    """What the harness checks share: the source, the report, the options, and what each row
+    produced for the rows after it (None: an earlier row could not produce it)."""
+
+    source: BundleSource
+    report: HarnessReport
+    options: HarnessOptions
+    digests: dict[str, Digest] = field(default_factory=dict)  # every file hashed once
+    listed: dict[str, str] | None = None  # SHA256SUMS parsed (checksums.format)
+    contents: PluginContents | None = None  # the plugin as its host reads it (harness.plugin)
+    profiles: tuple[HostProfile, ...] = ()  # the shipped host profiles (harness.events)
+
+    @property
+    def view(self) -> PluginView:
+        return PluginView(self.source)
+
+
+def _graded(refusals: list[Finding], warnings: list[Finding], options: HarnessOptions, *,
+            note: str = "") -> Judged:
     promoted, kept = promote(Findings(list(warnings)), strict=options.strict, host=options.host)
-    return report.judged(name, [*refusals, *promoted], warnings=kept, note=note)
+    return Judged([*refusals, *promoted], warnings=kept, note=note)
 
 
-def judge_harness(source: BundleSource, report: HarnessReport, options: HarnessOptions) -> None:
-    report.host = options.host
-    report.judged("layout.file-types", source.layout_findings)
+def check_file_types(ctx: HarnessContext) -> Verdict:
+    """layout.file-types: what the walk or the archive reader refused (links, devices …)."""
+    return Judged(list(ctx.source.layout_findings))
+
+
+def check_required(ctx: HarnessContext) -> Verdict:
+    """layout.harness-files: the root files build writes beside the plugin."""
     missing = Findings()
     for name in REQUIRED:
-        if name not in source.files:
-            missing.add(codes.LAYOUT_MISSING, f"{source.label}: {name} is missing")
-    if not report.judged("layout.harness-files", missing):
-        return
-    try:
-        digests = _hash_all(source)
-    except Refused as exc:
-        report.judged("integrity.read", list(exc.findings))
-        return
-    report.digests = digests
-    _check_sums(source, digests, report)
+        if name not in ctx.source.files:
+            missing.add(codes.LAYOUT_MISSING, f"{ctx.source.label}: {name} is missing")
+    return Judged(list(missing))
 
-    view = PluginView(source)
+
+def hash_files(ctx: HarnessContext) -> Verdict | None:
+    """integrity.read: every file hashed once (reported only when an entry cannot be)."""
+    try:
+        ctx.digests = ctx.report.digests = _hash_all(ctx.source)
+    except Refused as exc:
+        return Judged(exc.findings)
+    return None
+
+
+def check_checksums_format(ctx: HarnessContext) -> Verdict:
+    """checksums.format: SHA256SUMS by its strict reader."""
+    try:
+        ctx.listed = checksums.parse(ctx.source.read_small(CHECKSUMS_NAME,
+                                                           checksums.MAX_CHECKSUMS_BYTES))
+    except Refused as exc:
+        return Judged(exc.findings)
+    return Judged()
+
+
+def check_plugin(ctx: HarnessContext) -> Verdict:
+    """harness.plugin: the plugin read the way its host reads it."""
     refusals, warnings = Findings(), Findings()
     try:
-        entry = _entry(source)
-        contents = read_plugin(view, refusals=refusals, warnings=warnings, entry=entry)
+        entry = _entry(ctx.source)
+        ctx.contents = read_plugin(ctx.view, refusals=refusals, warnings=warnings, entry=entry)
     except Refused as exc:
         refusals.extend(exc.findings)
-        contents = None
-    _judged(report, "harness.plugin", list(refusals), list(warnings), options)
-    if contents is None:
-        report.skipped("harness.catalogue", "the plugin was refused")
-        return
-    catalogue = contents.catalogue
-    report.catalogue = catalogue
-    try:
-        written = source.read_small(CATALOGUE_NAME, 16 << 20)
-    except Refused as exc:
-        written = b""
-        report.judged("harness.catalogue", list(exc.findings))
-    else:
-        same = written == catalogue.to_bytes()
-        report.judged("harness.catalogue", [] if same else [Finding(
-            codes.HARNESS_CATALOGUE,
-            f"{source.label}: {CATALOGUE_NAME} differs from the catalogue of the files")],
-            note="recomputed from the files")
-    _check_provenance(source, view, digests, report)
+    return _graded(list(refusals), list(warnings), ctx.options)
 
-    profiles = shipped_profiles()
-    event_refusals, event_warnings = judge_events(catalogue, profiles, options.host)
+
+def check_catalogue(ctx: HarnessContext) -> Verdict:
+    """harness.catalogue: catalogue.json is the catalogue recomputed from the files."""
+    if ctx.contents is None:
+        return Skipped("the plugin was refused")
+    catalogue = ctx.report.catalogue = ctx.contents.catalogue
+    try:
+        written = ctx.source.read_small(CATALOGUE_NAME, 16 << 20)
+    except Refused as exc:
+        return Judged(exc.findings)
+    same = written == catalogue.to_bytes()
+    return Judged([] if same else [Finding(
+        codes.HARNESS_CATALOGUE,
+        f"{ctx.source.label}: {CATALOGUE_NAME} differs from the catalogue of the files")],
+        note="recomputed from the files")
+
+
+def check_events(ctx: HarnessContext) -> Verdict | None:
+    """harness.events: the events the hooks use, against every shipped host and --host."""
+    if ctx.contents is None:
+        return None
+    options = ctx.options
+    ctx.profiles = shipped_profiles()
+    event_refusals, event_warnings = judge_events(ctx.contents.catalogue, ctx.profiles,
+                                                  options.host)
     host_note = f"host {options.host.token}" if options.host is not None else "no --host"
-    _judged(report, "harness.events", list(event_refusals), list(event_warnings), options,
-            note=host_note)
-    named = (*profiles, *([options.host] if options.host is not None else []))
-    result = lint(catalogue, view.files, view.read_text, named)
-    report.scripts = sorted(result.scripts)
-    _judged(report, "hook.lint", list(result.refusals), list(result.warnings), options)
+    return _graded(list(event_refusals), list(event_warnings), options, note=host_note)
+
+
+def check_hooks(ctx: HarnessContext) -> Verdict | None:
+    """hook.lint (`rules.harness_lint`), naming the hosts each warning matters to."""
+    if ctx.contents is None:
+        return None
+    options, view = ctx.options, ctx.view
+    named = (*ctx.profiles, *([options.host] if options.host is not None else []))
+    result = lint(ctx.contents.catalogue, view.files, view.read_text, named)
+    ctx.report.scripts = sorted(result.scripts)
+    return _graded(list(result.refusals), list(result.warnings), options)
 
 
 def _entry(source: BundleSource) -> dict[str, object] | None:
@@ -149,15 +198,12 @@ def _hash_all(source: BundleSource) -> dict[str, Digest]:
     return digests
 
 
-def _check_sums(source: BundleSource, digests: dict[str, Digest], report: HarnessReport) -> None:
-    try:
-        listed = checksums.parse(source.read_small(CHECKSUMS_NAME,
-                                                   checksums.MAX_CHECKSUMS_BYTES))
-    except Refused as exc:
-        report.judged("checksums.format", list(exc.findings))
-        return
-    report.judged("checksums.format", [])
-    label, present = source.label, set(source.files) - {CHECKSUMS_NAME}
+def check_sha256sums(ctx: HarnessContext) -> Verdict | None:
+    """integrity.sha256sums: SHA256SUMS lists every other file, each digest."""
+    listed, digests = ctx.listed, ctx.digests
+    if listed is None:
+        return None
+    label, present = ctx.source.label, set(ctx.source.files) - {CHECKSUMS_NAME}
     sums = Findings()
     for path in sorted(present - set(listed)):
         sums.add(codes.CHECKSUM_UNLISTED, f"{label}: {path!r} is not listed in SHA256SUMS")
@@ -167,20 +213,23 @@ def _check_sums(source: BundleSource, digests: dict[str, Digest], report: Harnes
         if digests[path].sha256 != listed[path]:
             sums.add(codes.CHECKSUM_MISMATCH, f"{label}: {path!r} sha256 {digests[path].sha256} "
                                               f"!= SHA256SUMS {listed[path]}")
-    report.judged("integrity.sha256sums", sums)
+    return Judged(list(sums))
 
 
-def _check_provenance(source: BundleSource, view: PluginView, digests: dict[str, Digest],
-                      report: HarnessReport) -> None:
+def check_provenance(ctx: HarnessContext) -> Verdict | None:
+    """harness.provenance: the statement's subjects are the plugin's files' digests, and it
+    names the plugin the catalogue names."""
+    if ctx.contents is None:
+        return None
+    source, digests = ctx.source, ctx.digests
     findings = Findings()
     try:
         provenance = parse_harness_statement(
             source.read_small(PROVENANCE_NAME, MAX_STATEMENT_BYTES))
     except Refused as exc:
-        report.judged("harness.provenance", list(exc.findings))
-        return
-    report.facts = provenance.facts
-    subjects = [*view.files, CATALOGUE_NAME, *([ENTRY_NAME] if ENTRY_NAME in digests else [])]
+        return Judged(exc.findings)
+    ctx.report.facts = provenance.facts
+    subjects = [*ctx.view.files, CATALOGUE_NAME, *([ENTRY_NAME] if ENTRY_NAME in digests else [])]
     expected = {p: digests[p].sha256 for p in subjects}
     label = source.label
     for path in sorted(set(expected) | set(provenance.subjects)):
@@ -193,7 +242,7 @@ def _check_provenance(source: BundleSource, view: PluginView, digests: dict[str,
             findings.add(codes.HARNESS_PROVENANCE,
                          f"{label}: {path!r} sha256 {expected[path]} != provenance subject "
                          f"{provenance.subjects[path]}")
-    catalogue = report.catalogue
+    catalogue = ctx.report.catalogue
     facts = provenance.facts
     if catalogue is not None and (facts.name, facts.version) != (catalogue.name,
                                                                  catalogue.version):
@@ -202,7 +251,29 @@ def _check_provenance(source: BundleSource, view: PluginView, digests: dict[str,
                      f"{catalogue.name} {catalogue.version}")
     revision = facts.source_revision or "no git revision"
     dirty = " (dirty)" if facts.source_dirty else ""
-    report.judged("harness.provenance", findings, note=f"source {revision}{dirty}")
+    return Judged(list(findings), note=f"source {revision}{dirty}")
+
+
+# The checks of a harness bundle, in the order they run. Install and publish require every
+# row marked proves_release to have run and passed, warnings allowed (`check_table.unproven`).
+HARNESS_CHECKS: CheckTable[HarnessContext] = CheckTable(passing=frozenset([PASS, WARN]), rows=(
+    CheckRow("layout.file-types", check_file_types, proves_release=True),
+    CheckRow("layout.harness-files", check_required, proves_release=True, stops=True),
+    CheckRow("integrity.read", hash_files, stops=True),
+    CheckRow("checksums.format", check_checksums_format, proves_release=True),
+    CheckRow("integrity.sha256sums", check_sha256sums, proves_release=True),
+    CheckRow("harness.plugin", check_plugin, proves_release=True),
+    CheckRow("harness.catalogue", check_catalogue, proves_release=True),
+    CheckRow("harness.provenance", check_provenance, proves_release=True),
+    CheckRow("harness.events", check_events, proves_release=True),
+    CheckRow("hook.lint", check_hooks, proves_release=True),
+))
+
+
+def judge_harness(source: BundleSource, report: HarnessReport, options: HarnessOptions) -> None:
+    """Every row of `HARNESS_CHECKS` on `source`, into `report`."""
+    report.host = options.host
+    run_table(HARNESS_CHECKS, HarnessContext(source, report, options), report)
 
 
 __all__ = ["HarnessOptions", "HarnessReport", "is_harness", "judge_harness"]

@@ -1,11 +1,12 @@
-"""Trust before bytes, for a harness zip: everything checked before the home is touched.
+"""Admitting a harness zip, trust before bytes: all that is checked before the home is touched.
 
 The input is a zip or its `<zip>.ref.json` (then the zip beside it, or `--zip`). Its SHA-256
 (its name in the store) is taken first, then it gets the full harness judge of `verify` with
 the trust options verify accepts — `--host`, `--strict`, signatures and identity policies
 (`verify.route.verify_any`: a ref, or a ref beside the zip, is checked before any entry is
 read) — and its stat is compared afterwards: the bytes hashed are the bytes judged. Every
-check that proves something must have run and passed (warnings are allowed unless --strict).
+check of `verify.harness.judge.HARNESS_CHECKS` that proves a release must have run and passed
+(warnings are allowed unless --strict): `verify.check_table.unproven`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_file
-from horon_bundle.install.gate import stat_key, unchanged_since
+from horon_bundle.install.admission import stat_key, unchanged_since
 from horon_bundle.install.pause import pause
-from horon_bundle.model.checks import PASS, WARN
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
-from horon_bundle.verify.harness.judge import PROVING_CHECKS
+from horon_bundle.verify.check_table import unproven
+from horon_bundle.verify.harness.judge import HARNESS_CHECKS
 from horon_bundle.verify.harness.ref import read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.route import verify_any
-
-REQUIRED_CHECKS = PROVING_CHECKS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,14 +91,9 @@ def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions) ->
     findings.extend(report.findings)
     if report.ok and not isinstance(report, HarnessReport):
         findings.add(codes.INSTALL_UNPROVEN, f"{path.name}: not a harness bundle")
-    if report.ok and isinstance(report, HarnessReport):
-        results = {check.name: check for check in report.checks}
-        for name in REQUIRED_CHECKS:
-            check = results.get(name)
-            if check is None or check.status not in (PASS, WARN):
-                why = "not run" if check is None else (check.note or check.status)
-                findings.add(codes.INSTALL_UNPROVEN,
-                             f"{path.name}: check {name} did not pass ({why})")
+    if isinstance(report, HarnessReport):
+        findings.extend(unproven(report, HARNESS_CHECKS, code=codes.INSTALL_UNPROVEN,
+                                 where=path.name))
     findings.raise_if_any()
     assert isinstance(report, HarnessReport) and report.catalogue is not None
     return AdmittedHarness(path=zipped, named=path, report=report, digest=digest)

@@ -1,11 +1,11 @@
-"""Trust before bytes: everything install checks before the home is touched.
+"""Admitting a bundle, trust before bytes: everything install checks before the home is touched.
 
 The bundle gets the full `verify` with the signature and policy options of `verify`
 (`verify.audit.audit_path`), and then what publication requires as well: the release channel
-(unless --allow-qa), and a *pass* — a skip is not good enough — for every check that proves
-a claim (graph present and QA-free, compiled = claimed, advertised = claimed, evidence
-bound). A qa bundle admitted with --allow-qa may lack a graph or carry QA providers; nothing
-else is waived. All findings are collected and any one refuses the install.
+(unless --allow-qa), and a *pass* — a skip is not good enough — for every check of
+`verify.judge.NATIVE_CHECKS` that proves a release (`verify.check_table.unproven`). A qa
+bundle admitted with --allow-qa may lack a graph or carry QA providers (the rows waived for
+qa); nothing else is waived. All findings are collected and any one refuses the install.
 """
 
 from __future__ import annotations
@@ -18,17 +18,11 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import hash_file
 from horon_bundle.install.copies import content_digest
 from horon_bundle.install.pause import pause
-from horon_bundle.model.checks import PASS
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.audit import AuditOptions, audit_path
+from horon_bundle.verify.check_table import unproven
+from horon_bundle.verify.judge import NATIVE_CHECKS
 from horon_bundle.verify.report import VerifyReport
-
-REQUIRED_CHECKS = (
-    "manifest.strict", "integrity.declared", "integrity.sha256sums", "provenance.schema",
-    "provenance.binding", "evidence", "graph.present", "graph.qa-free", "features.compiled",
-    "features.advertised",
-)
-QA_WAIVED = frozenset(["graph.present", "graph.qa-free"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,15 +59,9 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
     if manifest is not None and manifest.channel != "release" and not allow_qa:
         findings.add(codes.INSTALL_CHANNEL, f"{path.name}: channel {manifest.channel!r}; "
                                             "install takes release bundles unless --allow-qa")
-    if report.ok:
-        results = {check.name: check for check in report.checks}
-        waived = QA_WAIVED if manifest is not None and manifest.channel == "qa" else frozenset()
-        for name in REQUIRED_CHECKS:
-            check = results.get(name)
-            if name not in waived and (check is None or check.status != PASS):
-                why = "not run" if check is None else (check.note or check.status)
-                findings.add(codes.INSTALL_UNPROVEN,
-                             f"{path.name}: check {name} did not pass ({why})")
+    findings.extend(unproven(report, NATIVE_CHECKS, code=codes.INSTALL_UNPROVEN,
+                             where=path.name,
+                             qa_waiver=manifest is not None and manifest.channel == "qa"))
     findings.raise_if_any()
     content = content_digest(report)
     assert manifest is not None and content is not None
