@@ -23,9 +23,6 @@ import pytest
 
 from horon_bundle.load.containment import probe_containment
 from horon_bundle.load.runner import run_child
-from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build
-from tests.helpers import REPO, CliResult, assert_refused, cli, tree_snapshot
-from tests.session_builds import built, probe_switched_off
 from tests.doctor.test_doctor import (
     HAS_STRACE,
     FaultBundle,
@@ -33,6 +30,9 @@ from tests.doctor.test_doctor import (
     messages,
     results,
 )
+from tests.gate_helpers import ABI_FAULTS, assert_refused_cleanly, build
+from tests.helpers import REPO, CliResult, assert_refused, cli, tree_snapshot
+from tests.session_builds import built, probe_switched_off
 
 pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
