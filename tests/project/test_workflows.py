@@ -78,7 +78,7 @@ def test_release_workflow_shape(workflow: Path) -> None:
     assert "HORON_PUBLISH_ENABLED: ${{ vars.HORON_PUBLISH_ENABLED }}" in publish
     assert "HORON_PUBLISH_DESTINATION: ${{ vars.HORON_PUBLISH_DESTINATION }}" in publish
     assert "horon-bundle publish dist" in publish
-    # verify and publish append their own step summaries (tests/test_ci_output.py); a hand-made
+    # verify and publish append their own step summaries (tests/cli/test_cli_output.py); a hand-made
     # one in the workflow would say the same twice
     assert "GITHUB_STEP_SUMMARY" not in text
     assert "horon-bundle sign" in jobs["sign"]
