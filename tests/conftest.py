@@ -46,6 +46,17 @@ settings.register_profile("fuzz", max_examples=20_000, deadline=None,
 settings.load_profile(os.environ.get("HORON_HYPOTHESIS_PROFILE", "default"))
 
 
+REGISTRY_FIXTURES = frozenset({"registry", "fresh_registry", "auth_registry"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`registry` on every test that talks to a real registry (it takes one of its fixtures),
+    so `-m "not registry"` runs where docker-registry is not installed."""
+    for item in items:
+        if REGISTRY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.registry)
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_publish_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests decide publish settings and epochs themselves."""

@@ -34,10 +34,23 @@ def _code(text: str) -> str:
 
 
 def _survivor(mutant: Mutant) -> str:
-    where = f"tooling/horon_bundle/{mutant.module}:{mutant.line}"
+    """One surviving mutant, named as its reason is matched (module, function, the change):
+    no line number, so a change elsewhere in the module rewrites no line of the report."""
     reason = mutant.reason if mutant.reason else "**no reason recorded**"
-    return (f"- `{where}` `{mutant.function}` ({mutant.status}): {_code(mutant.original)} → "
+    return (f"- `{mutant.function}` ({mutant.status}): {_code(mutant.original)} → "
             f"{_code(mutant.mutated)}. {reason}")
+
+
+def _survivors(alive: list[Mutant]) -> list[str]:
+    """The surviving mutants, under a heading per module."""
+    if not alive:
+        return ["None."]
+    lines: list[str] = []
+    for module in sorted({mutant.module for mutant in alive}):
+        lines += [f"### `tooling/horon_bundle/{module}`", ""]
+        lines += [_survivor(mutant) for mutant in alive if mutant.module == module]
+        lines.append("")
+    return lines[:-1]
 
 
 def headline(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str:
@@ -104,9 +117,10 @@ def markdown(outcome: Outcome, *, plan: Plan, tests: list[str], seconds: float,
                  f"| {len(outcome.alive)} | **{_percent(outcome.ratio)}** |")
     if outcome.incomplete:
         lines += ["", "## Modules not complete yet", "", *_incomplete(outcome)]
-    lines += ["", "## Surviving mutants and why they may live", ""]
-    alive = outcome.alive
-    lines += [_survivor(mutant) for mutant in alive] if alive else ["None."]
+    lines += ["", "## Surviving mutants and why they may live", "",
+              "Listed here only (the threat model links to this list), each as its reason is "
+              "matched in tests/mutants/survivors.toml: module, function, the change.", "",
+              *_survivors(outcome.alive)]
     if outcome.stale:
         lines += ["", "## Reasons that matched no surviving mutant (remove them)", ""]
         lines += [f"- `{r.module}` `{r.function}`: {_code(r.original)} → {_code(r.mutated)}"
@@ -139,14 +153,13 @@ def threat_block(outcome: Outcome, plan: Plan, seconds: float, runs: int) -> str
     lines = [BEGIN,
              f"**Mutation kill ratio (`nox -s mutants`):** {head}. "
              "Modules mutated: " + ", ".join(f"`{m.module}`" for m in outcome.modules) + ". "
-             "Per module, and the tests credited: [mutants.md](mutants.md).", ""]
+             "Per module, the tests credited, and each of the "
+             f"{len(outcome.alive)} surviving mutants with the reviewed reason it may live: "
+             "[mutants.md](mutants.md).", ""]
     if outcome.incomplete:
         lines += ["Modules holding critical checks whose run is **not complete** yet: "
                   + ", ".join(f"`{m.module}` ({m.tested} of {len(m.mutants)} mutants tested)"
                               for m in outcome.incomplete) + ".", ""]
-    lines += ["The surviving mutants and their reasons:", ""]
-    alive = outcome.alive
-    lines += [_survivor(mutant) for mutant in alive] if alive else ["None."]
     return "\n".join([*lines, END])
 
 
