@@ -83,21 +83,35 @@ def tests(session: nox.Session) -> None:
         session.log(f"coverage, every process the tests started included: {str(total).strip()}%")
 
 
+LINT_CHECKS = ("ruff", "mypy", "imports")
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict and the import-layer contracts (docs/architecture.md)."""
+    """ruff, mypy --strict and the import-layer contracts (docs/architecture.md).
+
+    `nox -s lint -- ruff` (or `mypy`, `imports`) runs one of them: the pre-commit hooks
+    (.pre-commit-config.yaml) run each this way, so a commit is checked exactly as CI checks.
+    """
+    chosen = session.posargs or list(LINT_CHECKS)
+    unknown = sorted(set(chosen) - set(LINT_CHECKS))
+    if unknown:
+        session.error(f"unknown check {', '.join(unknown)}: choose from {', '.join(LINT_CHECKS)}")
     session.install("-e", ".[test]", "ruff", "mypy", "nox", "import-linter",  # -e: lint-imports
                     "mutmut==3.8.1")  # reads this tree; mypy checks tests/mutants against mutmut
-    session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py", "setup.py",
-                "templates/plugin/noxfile.py")
-    session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
-    session.run("mypy", "--strict", "templates/plugin/noxfile.py")  # another `noxfile` module
-    session.run("lint-imports")
+    if "ruff" in chosen:
+        session.run("ruff", "check", "tooling", "tests", "benchmarks", "noxfile.py", "setup.py",
+                    "templates/plugin/noxfile.py")
+    if "mypy" in chosen:
+        session.run("mypy", "--strict", "tooling", "tests", "noxfile.py")
+        session.run("mypy", "--strict", "templates/plugin/noxfile.py")  # another `noxfile`
+    if "imports" in chosen:
+        session.run("lint-imports")
 
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Issue 13's table as ratios against baselines measured in the same run; writes
+    """The speed table as ratios against baselines measured in the same run; writes
     docs/benchmarks.md. Fails when a publish target is missed. About 10 minutes; a short
     run: `nox -s bench -- --sizes 1,100 --quick --out /tmp/bench.md`."""
     session.install("-e", ".[test]")  # -e: the bench times this tree's horon-bundle
@@ -119,8 +133,8 @@ def fuzz(session: nox.Session) -> None:
     `nox -s fuzz -- -k archive` narrows it; Hypothesis keeps failing examples in .hypothesis/.
     """
     session.install(".[test]")
-    session.run("pytest", "tests/core/test_properties.py", "-p", "no:cacheprovider", *session.posargs,
-                env={"HORON_HYPOTHESIS_PROFILE": "fuzz"})
+    session.run("pytest", "tests/core/test_properties.py", "-p", "no:cacheprovider",
+                *session.posargs, env={"HORON_HYPOTHESIS_PROFILE": "fuzz"})
 
 
 @nox.session(default=False)

@@ -227,6 +227,7 @@ def test_macho_hostile(macho: bytes) -> None:
     _refused(bytes(data), says="past the end")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())

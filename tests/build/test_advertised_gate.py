@@ -20,6 +20,7 @@ from tests.helpers import HOST, cli
 pytestmark = pytest.mark.cargo
 
 
+@pytest.mark.slow
 def test_hard_coded_advertised_list(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(ABI_FAULTS, out, cargo_target_dir, "--plugin", "fault-advertise")
@@ -29,6 +30,7 @@ def test_hard_coded_advertised_list(tmp_path: Path, cargo_target_dir: Path) -> N
         "would list [] (compiled)"]
 
 
+@pytest.mark.slow
 def test_static_section_disagrees_with_the_handshake(tmp_path: Path,
                                                      cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
@@ -40,6 +42,7 @@ def test_static_section_disagrees_with_the_handshake(tmp_path: Path,
     assert "the .horon_abi section says" in line and "features=['clock']" in line
 
 
+@pytest.mark.slow
 def test_feature_closure_is_accepted(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(ABI_FAULTS, out, cargo_target_dir, "--plugin", "closure")
@@ -54,6 +57,7 @@ def test_feature_closure_is_accepted(tmp_path: Path, cargo_target_dir: Path) -> 
     assert advertised["observed_by"] == ["probe", "static-section"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("plugin", "code", "says"), [
     ("fault-segv", "abi.crash", "killed by SIGSEGV during the handshake"),
     ("fault-hang-handshake", "abi.timeout", "killed during the handshake"),
@@ -71,6 +75,7 @@ def test_probe_faults_are_refusals_and_leave_no_temp_files(
     assert sorted(p.name for p in temp.iterdir() if p.name.startswith("horon-child-")) == []
 
 
+@pytest.mark.slow
 def test_the_tool_survives_a_crashing_library(tmp_path: Path, cargo_target_dir: Path) -> None:
     """After a refused crash the same process-free tool still builds a good library."""
     out = tmp_path / "out"

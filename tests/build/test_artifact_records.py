@@ -144,6 +144,7 @@ def test_record_compiled_beyond_the_claim_drifts(tmp_path: Path, qa: Compiled) -
     assert "(extra: ['qa-provider'])" in line
 
 
+@pytest.mark.slow
 def test_record_whose_claim_hides_a_qa_crate(tmp_path: Path, cargo_target_dir: Path) -> None:
     """The seed's defect through evidence kind 2: the record claims only imap and says
     release, but its graph holds qa-mock; the bundle step re-judges the graph."""

@@ -98,12 +98,14 @@ def _build_copy(tmp_path: Path, name: str) -> bytes:
     return (out / f"example-0.1.0-{HOST}.zip").read_bytes()
 
 
+@pytest.mark.slow
 def test_two_checkout_paths_give_identical_archives(tmp_path: Path) -> None:
     first = _build_copy(tmp_path, "first-checkout")
     second = _build_copy(tmp_path, "a-second-longer-checkout-path")
     assert first == second
 
 
+@pytest.mark.slow
 def test_rebuild_in_place_gives_identical_bundle(example_release: BuiltExample,
                                                  cargo_target_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "again"
@@ -122,6 +124,7 @@ def test_source_date_epoch_fixes_timestamps(tmp_path: Path, cargo_target_dir: Pa
         assert archive.infolist()[0].date_time == (2023, 11, 14, 22, 13, 20)
 
 
+@pytest.mark.slow
 def test_qa_channel_bundle_is_marked(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "qa"
     result = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir,
@@ -162,6 +165,7 @@ def test_undeclared_target_is_refused(tmp_path: Path) -> None:
     assert_refused(result, "declaration.target")
 
 
+@pytest.mark.slow
 def test_build_never_writes_into_the_source_tree(tmp_path: Path, cargo_target_dir: Path) -> None:
     workspace = copy_workspace(TEMPLATE, tmp_path / "plugin")
     before = tree_snapshot(workspace)
@@ -193,6 +197,7 @@ def test_a_toolchain_that_cannot_run_is_an_environment_problem(tmp_path: Path) -
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_declared_sidecar_is_bundled_and_bound(tmp_path: Path, cargo_target_dir: Path) -> None:
     workspace = copy_workspace(TEMPLATE, tmp_path / "plugin")
     (workspace / "helpers").mkdir()
@@ -232,6 +237,7 @@ def test_missing_declared_file_refused_before_building(tmp_path: Path, declared:
     assert tree_snapshot(out) == {}
 
 
+@pytest.mark.slow
 def test_one_cargo_metadata_call_per_build(tmp_path: Path, cargo_target_dir: Path) -> None:
     """The build asks cargo for metadata once (the resolved graph, which also names the
     workspace members), in the build's target dir so cargo reuses its cached rustc facts; the
@@ -256,6 +262,7 @@ def test_one_cargo_metadata_call_per_build(tmp_path: Path, cargo_target_dir: Pat
         str(cargo_target_dir)]
 
 
+@pytest.mark.slow
 def test_all_plugins_builds_every_declared_plugin_in_one_run(tmp_path: Path,
                                                               cargo_target_dir: Path) -> None:
     """`--all-plugins`: one bundle per [[plugin]], each byte-equal to what `--plugin ID`

@@ -89,6 +89,7 @@ def test_a_killed_publish_leaves_temp_files_the_next_run_removes(
     assert blob.read_bytes() == example_release.archive.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_live_publisher_keeps_its_temp_files(tmp_path: Path, example_release: BuiltExample,
                                                paused: Callable[..., subprocess.Popen[str]],
                                                ) -> None:
@@ -113,6 +114,7 @@ def test_a_live_publisher_keeps_its_temp_files(tmp_path: Path, example_release: 
 # --- build ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("step", "left"), [
     ("build.staged", (".horon-scratch-", f".{NAME}.staging-")),
     ("build.archive", (".horon-scratch-", f".{NAME}.zip.partial")),
@@ -134,6 +136,7 @@ def test_a_killed_build_leaves_debris_the_next_build_removes(
     assert cli("verify", out / f"{NAME}.zip").status == 0
 
 
+@pytest.mark.slow
 def test_a_build_killed_while_swapping_bundles_loses_neither(
         tmp_path: Path, cargo_target_dir: Path) -> None:
     """Killed between renaming the old bundle aside and the new one into place: the next run
@@ -152,6 +155,7 @@ def test_a_build_killed_while_swapping_bundles_loses_neither(
     assert _debris(out) == []
 
 
+@pytest.mark.slow
 def test_a_live_build_keeps_its_scratch_and_staging(
         tmp_path: Path, cargo_target_dir: Path,
         paused: Callable[..., subprocess.Popen[str]]) -> None:
@@ -200,6 +204,7 @@ def _flock_lines(path: Path) -> list[list[str]]:
             if "FLOCK" in line and line.split()[-3].rsplit(":", 1)[-1] == inode]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/locks").is_file(), reason="needs Linux /proc/locks")
 def test_a_build_waits_while_another_uses_its_target_directory(
         tmp_path: Path, cargo_target_dir: Path,

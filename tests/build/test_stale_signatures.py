@@ -11,6 +11,8 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.harness_support import write_plugin
 from tests.helpers import REPO, TEMPLATE, cli, copy_workspace
 
@@ -81,6 +83,7 @@ def test_a_side_file_build_cannot_read_as_a_signature_is_left_alone(tmp_path: Pa
     assert json.loads(signature.read_bytes()) == message
 
 
+@pytest.mark.slow
 def test_a_rebuilt_native_archive_loses_only_the_signature_of_other_bytes(
         tmp_path: Path, cargo_target_dir: Path) -> None:
     """A licence edit changes the archive but not the provenance statement (its subjects are

@@ -96,6 +96,7 @@ def test_qa_bundle_verifies_and_says_why_the_qa_check_is_skipped(qa_bundle: QaBu
 
 
 # --- other graphs ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_qa_crate_two_hops_away(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(QA_TRANSITIVE, out, cargo_target_dir, "--plugin", "transitive")
@@ -105,6 +106,7 @@ def test_qa_crate_two_hops_away(tmp_path: Path, cargo_target_dir: Path) -> None:
         "transitive-plugin → transitive-mid → transitive-deep → qa-harness"]
 
 
+@pytest.mark.slow
 def test_qa_marker_on_an_innocent_name(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(QA_TRANSITIVE, out, cargo_target_dir, "--plugin", "marked")
@@ -114,6 +116,7 @@ def test_qa_marker_on_an_innocent_name(tmp_path: Path, cargo_target_dir: Path) -
         "qa = true: marked-plugin → telemetry-lite"]
 
 
+@pytest.mark.slow
 def test_presence_in_the_workspace_is_not_reachability(tmp_path: Path,
                                                        cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
@@ -163,6 +166,7 @@ def test_sbom_components_purls_and_edges(qa_bundle: QaBundle) -> None:
                      "mail-helper@0.1.0": ["qa-mock@0.1.0"], "qa-mock@0.1.0": []}
 
 
+@pytest.mark.slow
 def test_sbom_and_notices_are_deterministic(qa_bundle: QaBundle, tmp_path: Path) -> None:
     again = _qa_build(tmp_path / "again", tmp_path / "target")
     for name in ("sbom.cdx.json", "THIRD-PARTY-NOTICES"):
@@ -173,6 +177,7 @@ def test_sbom_and_notices_are_deterministic(qa_bundle: QaBundle, tmp_path: Path)
     assert _sbom(again.bundle)["metadata"]["timestamp"] == expected.isoformat()
 
 
+@pytest.mark.slow
 def test_sbom_timestamp_follows_source_date_epoch(tmp_path: Path,
                                                   cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
@@ -205,6 +210,7 @@ def test_refused_build_leaves_no_scratch(tmp_path: Path, cargo_target_dir: Path)
     assert_nothing_built(out)
 
 
+@pytest.mark.slow
 def test_example_plugin_qa_bundle_is_marked(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(TEMPLATE, out, cargo_target_dir, "--channel", "qa")

@@ -100,6 +100,7 @@ def test_every_option_of_every_command_has_help(name: str) -> None:
         assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
 
 
+@pytest.mark.slow
 def test_plural_is_spelled_right(example_release: BuiltExample, tmp_path: Path,
                                  cargo_target_dir: Path) -> None:
     result = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir)
@@ -108,6 +109,7 @@ def test_plural_is_spelled_right(example_release: BuiltExample, tmp_path: Path,
     assert "1 packages" not in result.stderr
 
 
+@pytest.mark.slow
 def test_no_color_means_no_escape_codes(example_release: BuiltExample, tmp_path: Path,
                                         cargo_target_dir: Path) -> None:
     """FORCE_COLOR makes rich treat the pipe as a terminal (colour, bold, the spinner);
@@ -143,6 +145,7 @@ def test_annotations_only_under_github_actions(tmp_path: Path) -> None:
     assert ci.json()["findings"][0]["line"] == line  # stdout is still one JSON document
 
 
+@pytest.mark.slow
 def test_step_summary_lists_bundles_digests_and_checks(example_release: BuiltExample,
                                                        tmp_path: Path,
                                                        cargo_target_dir: Path) -> None:
@@ -174,6 +177,7 @@ def test_summary_cells_cannot_break_the_table(tmp_path: Path) -> None:
     assert row.count(" | ") == 4  # five cells, none split
 
 
+@pytest.mark.slow
 def test_readme_sample_output_is_the_real_one(tmp_path: Path, cargo_target_dir: Path) -> None:
     """The README shows what `nox -s bundle` prints; `…` stands for the archive digest."""
     readme = (REPO / "README.md").read_text()
@@ -203,6 +207,7 @@ def test_refusals_are_one_line_each_with_code_and_hint(tmp_path: Path) -> None:
     assert json.dumps(result.json()).count("fake.code") == 1  # the value, as data
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -> None:
     """Run from a directory removed meanwhile, every relative path fails in getcwd(): that

@@ -150,6 +150,7 @@ def test_annotations_cannot_be_forged_either(tmp_path: Path) -> None:
     assert "%250A" in commands[0] and "\\x0a" in commands[0]
 
 
+@pytest.mark.slow
 def test_notes_and_steps_are_escaped_too(tmp_path: Path, cargo_target_dir: Path) -> None:
     """A workspace whose path holds a forged line: the note naming it and the bundle and
     archive lines stay one line each."""

@@ -108,6 +108,7 @@ def test_record_that_is_a_fifo(example_release: BuiltExample, tmp_path: Path,
     assert not out.exists() or list(out.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_prebuilt_library_that_is_a_fifo(tmp_path: Path, fifo: Path,
                                         cargo_target_dir: Path) -> None:
     compiled = tmp_path / "compiled"

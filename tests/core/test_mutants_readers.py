@@ -475,6 +475,7 @@ def _drain(stream: ArchiveStream, size: int) -> bytes:
 PAYLOAD = bytes(range(256)) * 300 + b"tail"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("deflate", [False, True])
 @pytest.mark.parametrize("size", [1, 7, 4096, 1 << 20, 0, -1])
 def test_archive_stream_reads_the_entry_exactly(tmp_path: Path, deflate: bool,

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -253,11 +254,13 @@ digests = st.dictionaries(
     st.from_regex(paths.SHA256_HEX, fullmatch=True), max_size=8)
 
 
+@pytest.mark.slow
 @given(digests)
 def test_sha256sums_round_trip(listed: dict[str, str]) -> None:
     assert checksums.parse(checksums.render(listed)) == listed
 
 
+@pytest.mark.slow
 @given(st.binary(max_size=400) | digests.map(checksums.render).map(
     lambda data: data.replace(b"  ", b" *", 1)))
 def test_sha256sums_accepts_only_its_own_form(data: bytes) -> None:

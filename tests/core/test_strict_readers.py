@@ -51,6 +51,7 @@ def test_arbitrary_bytes_never_crash_the_manifest_reader(data: bytes) -> None:
     _refusal_codes(lambda: parse_manifest(data))
 
 
+@pytest.mark.slow
 @given(json_values)
 @settings(max_examples=200)
 def test_arbitrary_json_never_crashes_the_manifest_reader(value: Any) -> None:
@@ -68,6 +69,7 @@ def test_path_rule_is_total_and_safe(path: str) -> None:
         assert not path.startswith("/") and "\\" not in path
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.from_regex(r"[a-z]{1,8}(/[a-z]{1,8}){0,2}", fullmatch=True),
                        st.from_regex(r"[0-9a-f]{64}", fullmatch=True), max_size=6))
 def test_checksums_round_trip(digests: dict[str, str]) -> None:

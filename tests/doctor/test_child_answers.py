@@ -157,6 +157,7 @@ def test_the_real_transcript_passes(real_run: RealRun, tmp_path: Path) -> None:
     assert {c.status for c in report.checks} == {"pass"}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_changed_answer_never_passes(real_run: RealRun, tmp_path: Path,
@@ -172,6 +173,7 @@ def test_a_changed_answer_never_passes(real_run: RealRun, tmp_path: Path,
         assert report.exit_status == 1
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_answer_and_progress_forged_alike_never_crash(real_run: RealRun, tmp_path: Path,
@@ -181,6 +183,7 @@ def test_answer_and_progress_forged_alike_never_crash(real_run: RealRun, tmp_pat
     assert not isinstance(report, list) or report == ["abi.child-error"]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_changed_progress_record_never_crashes(real_run: RealRun, tmp_path: Path,
@@ -195,6 +198,7 @@ def test_a_changed_progress_record_never_crashes(real_run: RealRun, tmp_path: Pa
             assert not report.ok
 
 
+@pytest.mark.slow
 @FUZZ
 @given(answer=JSON, progress=st.binary(max_size=200))
 def test_arbitrary_documents_are_refused_cleanly(real_run: RealRun, tmp_path: Path,
@@ -217,6 +221,7 @@ def test_the_real_probe_answer_decodes(real_run: RealRun) -> None:
     assert advertised.plugin_id == "fault-none"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_changed_probe_answer_is_advertised_or_refused(real_run: RealRun,

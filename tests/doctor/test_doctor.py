@@ -172,6 +172,7 @@ FAULT_SAYS: dict[str, str] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crate", sorted(FAULT_CASES))
 def test_each_fault_is_caught_with_its_own_code(crate: str, fault_bundle: FaultBundle,
                                                 tmp_path: Path) -> None:
@@ -189,6 +190,7 @@ def test_each_fault_is_caught_with_its_own_code(crate: str, fault_bundle: FaultB
         assert FAULT_SAYS[crate] in messages(document), messages(document)
 
 
+@pytest.mark.slow
 def test_fault_messages_name_what_happened(fault_bundle: FaultBundle, tmp_path: Path) -> None:
     _, document = doctor(fault_bundle("fault-order"), tmp_path)
     assert "abi_major 2 + out_capacity 96: expected 3 ABI_MAJOR_MISMATCH, got 5 " \
@@ -207,6 +209,7 @@ def test_fault_messages_name_what_happened(fault_bundle: FaultBundle, tmp_path: 
         assert "during describe: connect 127.0.0.1:9" in messages(document)
 
 
+@pytest.mark.slow
 def test_hang_is_killed_and_leaves_no_process(fault_bundle: FaultBundle, tmp_path: Path) -> None:
     bundle = fault_bundle("fault-hang")
     result, document = doctor(bundle, tmp_path, "--timeout", "2")
@@ -221,6 +224,7 @@ def test_hang_is_killed_and_leaves_no_process(fault_bundle: FaultBundle, tmp_pat
             continue
 
 
+@pytest.mark.slow
 def test_what_cannot_run_is_skipped_with_the_reason(fault_bundle: FaultBundle,
                                                    tmp_path: Path) -> None:
     _, document = doctor(fault_bundle("fault-no-symbol"), tmp_path)
@@ -253,6 +257,7 @@ def test_garbage_on_the_answer_channel_keeps_the_progress(fault_bundle: FaultBun
         assert checks[name] == "pass", name
 
 
+@pytest.mark.slow
 def test_minor_observed_by_the_probe_is_recorded(tmp_path: Path,
                                                  cargo_target_dir: Path) -> None:
     """abi.minor is not a false alarm: a build that loads the library records its minor."""

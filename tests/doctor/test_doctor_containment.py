@@ -98,6 +98,7 @@ def _path_for(kind: str, tmp_path: Path) -> str | None:
     return None if kind == "strongest" else _bare_path(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CONTAINMENTS)
 def test_a_setsid_daemon_is_killed_at_once_and_reported(fault_bundle: FaultBundle, tmp_path: Path,
                                                         kind: str) -> None:
@@ -124,6 +125,7 @@ def test_the_build_probe_kills_a_daemon_and_refuses(tmp_path: Path,
     _no_process_holds(out)
 
 
+@pytest.mark.slow
 def test_a_prebuilt_library_is_probed_contained_too(tmp_path: Path,
                                                    cargo_target_dir: Path) -> None:
     """`build --prebuilt`: a library compiled elsewhere (here with the probe off, as on a
@@ -143,6 +145,7 @@ def test_a_prebuilt_library_is_probed_contained_too(tmp_path: Path,
     _no_process_holds(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CONTAINMENTS)
 def test_a_library_killing_its_parent_and_group_cannot_reach_doctor(
         fault_bundle: FaultBundle, tmp_path: Path, kind: str) -> None:
@@ -153,6 +156,7 @@ def test_a_library_killing_its_parent_and_group_cannot_reach_doctor(
     assert results(document)["load"] == "pass"
 
 
+@pytest.mark.slow
 def test_the_build_probe_survives_a_library_killing_its_group(tmp_path: Path,
                                                              cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
@@ -166,6 +170,7 @@ def test_the_build_probe_survives_a_library_killing_its_group(tmp_path: Path,
     assert "was killed by SIGKILL during the handshake" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("extra", "limit"), [((), 1024), (("--memory-limit", "256"), 256)])
 def test_a_library_touching_3_gib_fails_to_allocate(fault_bundle: FaultBundle, tmp_path: Path,
                                                     extra: tuple[str, ...], limit: int) -> None:
@@ -176,6 +181,7 @@ def test_a_library_touching_3_gib_fails_to_allocate(fault_bundle: FaultBundle, t
     assert f"its address space was limited to {limit} MiB" in messages(document)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit_mib", [256, 1024])
 def test_the_memory_limit_is_what_the_child_gets(fault_bundle: FaultBundle, tmp_path: Path,
                                                  limit_mib: int) -> None:
@@ -188,6 +194,7 @@ def test_the_memory_limit_is_what_the_child_gets(fault_bundle: FaultBundle, tmp_
     assert limit_mib - 256 < reached < limit_mib, line
 
 
+@pytest.mark.slow
 def test_the_build_probe_limits_memory_too(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     result = build(ABI_FAULTS, out, cargo_target_dir, "--plugin", "fault-memory")
@@ -195,6 +202,7 @@ def test_the_build_probe_limits_memory_too(tmp_path: Path, cargo_target_dir: Pat
     assert "its address space was limited to 1024 MiB" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CONTAINMENTS)
 def test_a_forged_answer_is_refused_never_conformant(fault_bundle: FaultBundle, tmp_path: Path,
                                                      kind: str) -> None:
@@ -214,6 +222,7 @@ def test_the_build_probe_refuses_a_forged_answer(tmp_path: Path,
     assert_refused_cleanly(result, "abi.answer", out)
 
 
+@pytest.mark.slow
 def test_garbage_in_the_progress_record_is_refused(fault_bundle: FaultBundle,
                                                    tmp_path: Path) -> None:
     result, document, _ = _doctor(fault_bundle("fault-progress-garbage"), tmp_path)
@@ -222,6 +231,7 @@ def test_garbage_in_the_progress_record_is_refused(fault_bundle: FaultBundle,
     assert "progress line 4" in messages(document)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_STRACE, reason="needs strace (installed by .ci/run)")
 def test_writes_into_the_instance_directory_while_loaded_or_described(
         fault_bundle: FaultBundle, tmp_path: Path) -> None:
@@ -235,6 +245,7 @@ def test_writes_into_the_instance_directory_while_loaded_or_described(
     assert "during describe: openat $INSTANCE_DIR/.written-in-describe" in text, text
 
 
+@pytest.mark.slow
 def test_one_byte_past_the_table_is_an_overrun(fault_bundle: FaultBundle, tmp_path: Path) -> None:
     result, document, _ = _doctor(fault_bundle("fault-overrun-one"), tmp_path)
     assert_refused(result, "abi.out-overrun")
@@ -247,6 +258,7 @@ def test_one_byte_past_the_table_is_an_overrun(fault_bundle: FaultBundle, tmp_pa
            "byte 104; a v1 table is 104 bytes" in text
 
 
+@pytest.mark.slow
 def test_the_report_says_what_contained_the_child(fault_bundle: FaultBundle,
                                                   tmp_path: Path) -> None:
     _, document, _ = _doctor(fault_bundle("fault-overrun-one"), tmp_path)
@@ -283,6 +295,7 @@ def test_strongest_containment_here_is_recorded() -> None:
     assert REPO.is_dir()
 
 
+@pytest.mark.slow
 def test_a_library_larger_than_the_limit_still_loads(tmp_path: Path,
                                                      cargo_target_dir: Path) -> None:
     """The limit is on what the library asks for, on top of the file it maps: a 400 MiB

@@ -43,6 +43,7 @@ def test_inspect_shows_identity_evidence_graph_and_digests(example_release: Buil
                                                             ["clock", "greeting"], [])
 
 
+@pytest.mark.slow
 def test_qa_providers_are_marked_in_the_tree(tmp_path: Path, cargo_target_dir: Path) -> None:
     out = tmp_path / "out"
     built = cli("build", QA_DEFAULT_CHAIN, "--out", out, "--target-dir", cargo_target_dir,
@@ -95,6 +96,7 @@ def _chain(length: int) -> Graph:
     return Graph(root="p0", packages=packages, edges=edges)
 
 
+@pytest.mark.slow
 def test_a_deep_graph_is_cut_not_a_crash() -> None:
     from horon_bundle.model.provenance import BuildFacts  # noqa: PLC0415
 

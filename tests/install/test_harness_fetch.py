@@ -224,6 +224,7 @@ def test_a_killed_fetch_leaves_nothing_under_dir(harness_zip: Path, tmp_path: Pa
     assert into.is_dir()
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
                                                           tmp_path: Path) -> None:
@@ -247,6 +248,7 @@ def test_a_zip_changed_while_it_is_unpacked_creates_no_dir(harness_zip: Path,
     assert list(sandbox.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_a_dir_that_appears_while_fetch_runs_is_not_replaced(harness_zip: Path,
                                                              tmp_path: Path) -> None:
@@ -294,6 +296,7 @@ def _namespaces_work() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.skipif(not _namespaces_work(), reason="no private mount namespace (unshare -rm)")
 def test_a_full_disk_is_fetch_io_and_leaves_nothing(harness_zip: Path, tmp_path: Path) -> None:

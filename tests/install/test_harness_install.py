@@ -86,6 +86,7 @@ def test_two_selections_of_one_ref_get_the_same_bytes(harness_zip: Path, tmp_pat
     assert home_state(home) == before  # no file, inode, mode or time changed
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_list_catalogue_reads_the_state_file_alone(harness_zip: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -192,6 +193,7 @@ def test_a_stored_zip_no_record_names_is_debris(harness_zip: Path, tmp_path: Pat
     assert stored.read_bytes() == harness_zip.read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.parametrize("step", ["hashed", "walked", "copying", "staged", "before-rename",
                                   "state-replace"])
@@ -418,6 +420,7 @@ def _many_skills(version: str) -> Any:
     return edit
 
 
+@pytest.mark.slow
 def test_a_record_that_would_not_fit_the_state_file_stores_no_zip(tmp_path: Path) -> None:
     """The state size limit is checked before the zip is stored: a refused install leaves
     no zip in the store (it left one, saying 'nothing was changed')."""

@@ -275,6 +275,7 @@ def test_an_unusable_home_is_refused(bundles: Bundles, tmp_path: Path) -> None:
     assert list(shared.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_qa_bundle_needs_allow_qa(tmp_path: Path, cargo_target_dir: Path) -> None:
 
     out = tmp_path / "qa"
@@ -318,6 +319,7 @@ def test_a_bundle_that_does_not_verify_stages_nothing(bundles: Bundles, tmp_path
     assert home_state(home) == before
 
 
+@pytest.mark.slow
 def test_a_bundle_with_an_unchecked_claim_is_unproven(tmp_path: Path,
                                                       cargo_target_dir: Path) -> None:
     """A Windows library without a .horon_abi section, bound by a record whose runner could
@@ -492,6 +494,7 @@ def test_layout_files_that_are_not_regular_files_are_refused(bundles: Bundles,
     assert list(lock.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_every_target_has_its_own_enabled_version(bundles: Bundles, tmp_path: Path,
                                                   cargo_target_dir: Path) -> None:
     """A second target from a real PE library (llvm-mc + lld) bound by an artifact record."""
@@ -606,6 +609,7 @@ def test_doctor_reads_what_cannot_be_an_id_as_a_path(tmp_path: Path) -> None:
                    "install.not-installed")
 
 
+@pytest.mark.slow
 def test_uninstall_removes_a_tree_of_any_depth_without_following_links(
         bundles: Bundles, tmp_path: Path) -> None:
     home = tmp_path / "home"

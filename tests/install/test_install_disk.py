@@ -89,6 +89,7 @@ def _inside(script: str, *args: str | Path) -> dict[str, object]:
     return result
 
 
+@pytest.mark.slow
 @needs_namespace
 def test_a_full_disk_while_staging_leaves_no_debris_and_the_old_state(bundles: Bundles,
                                                                       tmp_path: Path) -> None:
@@ -105,6 +106,7 @@ def test_a_full_disk_while_staging_leaves_no_debris_and_the_old_state(bundles: B
     assert seen["after"] == 0 and seen["debris_after"] == []
 
 
+@pytest.mark.slow
 @needs_namespace
 def test_a_mount_point_inside_native_plugins_is_refused(bundles: Bundles,
                                                         tmp_path: Path) -> None:

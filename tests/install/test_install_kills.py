@@ -32,6 +32,7 @@ def _enabled(home: Path) -> dict[str, str]:
     return enabled
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", ["copying", "staged", "before-rename", "renamed",
                                   "state-replace"])
 def test_a_killed_install_leaves_the_old_state_or_the_complete_new_version(
@@ -101,6 +102,7 @@ def test_a_killed_uninstall_after_its_rename_is_finished_by_the_next_writer(
     assert debris(home) == []
 
 
+@pytest.mark.slow
 def test_a_copy_left_unrecorded_is_listed_and_recorded_by_the_next_install(
         bundles: Bundles, tmp_path: Path) -> None:
     home = tmp_path / "home"

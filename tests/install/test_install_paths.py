@@ -100,6 +100,7 @@ def test_the_state_file_and_the_lock_are_never_followed(bundles: Bundles,
     assert not (tmp_path / "lock-target").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.parametrize("swapped", ["home", "native-plugins", "id"])
 def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, tmp_path: Path,
@@ -128,6 +129,7 @@ def test_a_link_swapped_in_after_the_check_redirects_nothing(bundles: Bundles, t
     assert not (moved / ("example/0.2.0" if swapped == "native-plugins" else "0.2.0")).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.parametrize("step", ["staged", "before-rename"])
 def test_a_staging_directory_swapped_before_the_rename_is_never_installed(
@@ -148,6 +150,7 @@ def test_a_staging_directory_swapped_before_the_rename_is_never_installed(
             if not p.startswith("native-plugins/.staging-")} == before
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_a_final_directory_that_appears_before_the_rename_is_not_replaced(
         bundles: Bundles, tmp_path: Path) -> None:
@@ -175,6 +178,7 @@ def test_an_empty_final_directory_is_not_replaced(bundles: Bundles, tmp_path: Pa
     assert {p: v for p, v in tree_snapshot(home).items() if p != "install.lock"} == before
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_a_bundle_changed_between_its_verification_and_its_copy_is_refused(
         bundles: Bundles, tmp_path: Path) -> None:

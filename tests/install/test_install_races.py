@@ -27,7 +27,7 @@ from tests.install_support import (
     hb,
 )
 
-pytestmark = [pytest.mark.cargo, pytest.mark.process]
+pytestmark = [pytest.mark.cargo, pytest.mark.process, pytest.mark.slow]
 
 
 def _start(args: Sequence[str | Path]) -> subprocess.Popen[str]:

@@ -257,6 +257,7 @@ def _valid(name: str, document: object) -> None:
     assert not errors, (name, errors)
 
 
+@pytest.mark.slow
 @pytest.mark.cargo
 def test_every_json_report_validates(example_release: BuiltExample, tmp_path: Path,
                                      cargo_target_dir: Path) -> None:

@@ -58,6 +58,7 @@ def _loaded(modules: object, prefixes: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
 
 
+@pytest.mark.slow
 def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExample) -> None:
     for bundle in (example_release.bundle, example_release.archive):
         seen = _observe("verify", bundle)
@@ -77,6 +78,7 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
                     and any(word in m for word in ("probe", "cargo_", "doctor_"))]
 
 
+@pytest.mark.slow
 def test_version_and_help_load_nothing_heavy() -> None:
     version = _observe("--version")
     assert version["status"] == 0

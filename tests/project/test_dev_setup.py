@@ -50,3 +50,31 @@ def test_ci_run_installs_every_tool_the_tests_need() -> None:
             assert checked.get("unshare") == package
             continue
         assert checked.get(tool) == package, tool
+
+
+def test_the_pre_commit_hooks_are_the_lint_sessions_checks() -> None:
+    """Each pre-commit hook runs one check of `nox -s lint`, in its environment, and together
+    they are all of them: a commit is checked as CI checks it."""
+    import yaml  # noqa: PLC0415 - only this test reads YAML
+
+    sys.path.insert(0, str(REPO))
+    try:
+        import noxfile  # noqa: PLC0415 - the session's own list of checks
+    finally:
+        sys.path.remove(str(REPO))
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    [local] = config["repos"]
+    assert local["repo"] == "local"
+    entries = [hook["entry"].split() for hook in local["hooks"]]
+    assert all(entry[:5] == ["nox", "-R", "-s", "lint", "--"] and len(entry) == 6
+               for entry in entries), entries
+    assert sorted(entry[5] for entry in entries) == sorted(noxfile.LINT_CHECKS)
+    assert all(hook["pass_filenames"] is False for hook in local["hooks"])
+
+
+def test_lint_refuses_a_check_it_does_not_have() -> None:
+    done = subprocess.run([sys.executable, "-m", "nox", "--no-venv", "--no-color", "-s", "lint",
+                           "--", "pylint"], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode != 0
+    assert "unknown check pylint: choose from ruff, mypy, imports" in done.stdout + done.stderr

@@ -84,6 +84,7 @@ RUN_PAGES = [page for page in PAGES
              if any(mark in ("run", "run-if install") for mark, _ in _blocks(page))]
 
 
+@pytest.mark.slow
 @pytest.mark.cargo
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: p.name)
 def test_run_blocks_run_verbatim(page: Path, tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ def test_new_then_build_with_no_arguments(authored: Path) -> None:
     assert source == {"dirty": False, "revision": revision}  # our outputs never make it dirty
 
 
+@pytest.mark.slow
 def test_verify_doctor_inspect(authored: Path) -> None:
     verified = horon("verify", f"dist/{BUNDLE}.zip", cwd=authored)
     assert verified.status == 0, verified.stderr
@@ -71,6 +72,7 @@ def test_verify_doctor_inspect(authored: Path) -> None:
     assert document["provenance"]["graph"]["tree"]["name"] == NAME
 
 
+@pytest.mark.slow
 def test_install_into_a_home(authored: Path, tmp_path: Path) -> None:
     if not has_command("install"):
         pytest.skip(INSTALL_MISSING)
@@ -79,6 +81,7 @@ def test_install_into_a_home(authored: Path, tmp_path: Path) -> None:
     assert (tmp_path / "home" / "native-plugins" / NAME / "0.1.0" / HOST / "plugin.json").is_file()
 
 
+@pytest.mark.slow
 def test_publish_to_a_file_store_then_inspect(authored: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
@@ -108,6 +111,7 @@ def _fetch(store: Path, into: Path) -> Path:
     return archive
 
 
+@pytest.mark.slow
 def test_build_from_a_subdirectory_writes_into_the_workspace(authored: Path) -> None:
     before = (authored / "dist" / f"{BUNDLE}.zip").read_bytes()
     rebuilt = horon("build", cwd=authored / "src")
@@ -117,6 +121,7 @@ def test_build_from_a_subdirectory_writes_into_the_workspace(authored: Path) -> 
     assert (authored / "dist" / f"{BUNDLE}.zip").read_bytes() == before  # reproducible
 
 
+@pytest.mark.slow
 def test_a_dirty_tree_is_recorded_warned_and_refused_by_policy(authored: Path,
                                                                tmp_path: Path) -> None:
     workspace = tmp_path / NAME
@@ -140,6 +145,7 @@ def test_a_dirty_tree_is_recorded_warned_and_refused_by_policy(authored: Path,
     assert clean.status == 0, clean.stderr
 
 
+@pytest.mark.slow
 def test_the_generated_noxfile_runs_every_session(authored: Path, tmp_path: Path) -> None:
     nox = shutil.which("nox", path=str(BIN)) or shutil.which("nox")
     if nox is None:
@@ -165,6 +171,7 @@ def test_the_generated_noxfile_runs_every_session(authored: Path, tmp_path: Path
         assert (tmp_path / "home" / "native-plugins" / NAME).is_dir()
 
 
+@pytest.mark.slow
 def test_outputs_not_ignored_are_named_with_the_fix(authored: Path, tmp_path: Path) -> None:
     """A workspace from an older template (`.gitignore` without /dist/): the second build's
     tree is dirty because of the first one's outputs, and the warning says what to add."""
@@ -179,6 +186,7 @@ def test_outputs_not_ignored_are_named_with_the_fix(authored: Path, tmp_path: Pa
     assert "list /dist/ in .gitignore (build outputs)" in second.stderr
 
 
+@pytest.mark.slow
 def test_build_outside_any_workspace_says_how_to_start(tmp_path: Path) -> None:
     for command in ("build", "compile"):
         result = horon(command, "--json", cwd=tmp_path)

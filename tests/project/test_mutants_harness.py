@@ -15,6 +15,7 @@ from tests.conftest import BuiltExample
 from tests.helpers import REPO, cli_process, in_process
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_in_process_run_is_the_child_process_run(example_release: BuiltExample,
                                                   tmp_path: Path) -> None:

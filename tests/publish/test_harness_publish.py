@@ -151,6 +151,7 @@ def _manifest(registry: Registry, repository: str, reference: str) -> tuple[byte
     return body, json.loads(body)
 
 
+@pytest.mark.slow
 def test_harness_zips_to_an_oci_registry_with_their_referrers(
         tmp_path: Path, registry: Registry, market: Path) -> None:
     dist = _harness_dist(tmp_path / "dist", market)
@@ -192,6 +193,7 @@ def test_harness_zips_to_an_oci_registry_with_their_referrers(
     assert [a for a in registry.accesses()[writes:] if a.method in ("PUT", "PATCH")] == []
 
 
+@pytest.mark.slow
 @pytest.mark.cargo
 def test_a_mixed_release_to_an_oci_registry(tmp_path: Path, registry: Registry,
                                             releases: Releases, market: Path) -> None:

@@ -250,6 +250,7 @@ def test_exclusive_create_decides_a_race_after_both_passed_preflight(
     assert first.state(*KEY).archive_sha256 == item_a.digest.sha256
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_two_concurrent_publishers_exactly_one_wins(tmp_path: Path,
                                                     releases: Releases) -> None:

@@ -32,6 +32,7 @@ SEMVERS = st.builds(
 TARGETS = st.from_regex(r"[a-z0-9_]{1,8}(-[a-z0-9_.]{1,8}){2,3}", fullmatch=True)
 
 
+@pytest.mark.slow
 @given(SEMVERS, TARGETS, SEMVERS, TARGETS)
 def test_version_tags_are_injective_and_valid(version: str, target: str, other_version: str,
                                               other_target: str) -> None:

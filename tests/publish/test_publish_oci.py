@@ -127,6 +127,7 @@ def test_dry_run_and_a_failing_bundle_upload_nothing(tmp_path: Path, registry: R
         assert registry.get(f"/v2/{registry.namespace}/{plugin_id}/tags/list")[0] == 404
 
 
+@pytest.mark.slow
 def test_registry_stopped_mid_release_then_rerun_completes(tmp_path: Path, fresh_registry: Registry,
                                                            releases: Releases) -> None:
     registry = fresh_registry  # stopped and restarted: its own

@@ -80,6 +80,7 @@ def _writes(registry: Registry, since: int = 0) -> list[str]:
     return [f"{a.method} {a.path}" for a in registry.accesses()[since:] if a.method in WRITES]
 
 
+@pytest.mark.slow
 def test_signatures_and_build_record_are_found_by_the_standard_lookup(
         tmp_path: Path, registry: Registry, releases: Releases) -> None:
     dist = _signed_dist(tmp_path / "dist", releases)

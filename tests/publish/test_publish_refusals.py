@@ -149,6 +149,7 @@ def test_a_read_only_store_is_not_writable(tmp_path: Path,
 
 
 # --- publish.unproven -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_bundle_whose_advertised_features_went_unchecked_is_unproven(
         tmp_path: Path, cargo_target_dir: Path) -> None:
     """A Windows library (it cannot be loaded here) without a .horon_abi section, bound by an
@@ -194,6 +195,7 @@ def _writes(registry: Registry) -> list[str]:
     return [f"{a.method} {a.path}" for a in registry.accesses() if a.method in WRITES]
 
 
+@pytest.mark.slow
 def test_a_version_too_long_for_a_registry_tag_is_refused(
         tmp_path: Path, cargo_target_dir: Path, registry: Registry) -> None:
     """A valid semantic version (a nightly with its commit in the build metadata) whose tag

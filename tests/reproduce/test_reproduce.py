@@ -54,6 +54,7 @@ def _reproduce(path: Path, source: Path, *args: str | Path) -> CliResult:
     return cli("reproduce", path, "--source", source, "--json", *args)
 
 
+@pytest.mark.slow
 def test_identical_from_a_second_checkout_path(original: Original) -> None:
     result = _reproduce(original.archive, original.second)
     assert result.status == 0, result.stderr
@@ -68,6 +69,7 @@ def test_identical_from_a_second_checkout_path(original: Original) -> None:
     assert report["toolchain"]["recorded"] == report["toolchain"]["here"]
 
 
+@pytest.mark.slow
 def test_identical_for_the_bundle_directory_and_kept_with_out(original: Original,
                                                               tmp_path: Path) -> None:
     kept = tmp_path / "rebuilt"
@@ -77,6 +79,7 @@ def test_identical_for_the_bundle_directory_and_kept_with_out(original: Original
     assert tree_snapshot(kept / NAME) == tree_snapshot(original.bundle)
 
 
+@pytest.mark.slow
 def test_one_changed_source_line_is_located(original: Original, tmp_path: Path) -> None:
     changed = copy_workspace(original.second, tmp_path / "changed")
     source = changed / "src" / "plugin.rs"
@@ -150,6 +153,7 @@ def test_a_bundle_that_does_not_verify_is_not_rebuilt(original: Original,
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_record_bundle_has_no_invocation_to_rerun(original: Original, tmp_path: Path,
                                                     cargo_target_dir: Path) -> None:
     compiled = tmp_path / "compiled"
@@ -173,6 +177,7 @@ def test_source_option_is_required_and_must_be_a_directory(original: Original,
                    "input.unreadable")
 
 
+@pytest.mark.slow
 def test_a_changed_licence_text_is_a_file_difference(original: Original,
                                                      tmp_path: Path) -> None:
     """Same code, another licence text: the library is identical, the licence (and the files

@@ -385,6 +385,7 @@ def test_a_graph_that_is_not_an_object(value: object) -> None:
     assert _refusals(value) == [("graph.invalid", f"g.json: graph: {expected}")]
 
 
+@pytest.mark.slow
 def test_the_size_limits_of_a_graph() -> None:
     """Over 10 000 packages or 200 000 edges is refused before any is read; at the limit each
     is read (here each is refused for what it is)."""

@@ -16,6 +16,7 @@ from tests.helpers import HOST, REPO, assert_refused, tree_snapshot
 TEMPLATES = REPO / "templates"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["Acme", "a", "1abc", "acme_notes", "acme notes", "acme-",
                                   "acme--notes", "fn", "test", "con", "x" * 64, "acme\nERROR x",
                                   "../escape", "-rf"])
@@ -109,6 +110,7 @@ def test_substitution_is_one_pass() -> None:
                                 "Example Two"
 
 
+@pytest.mark.slow
 @pytest.mark.cargo
 def test_renaming_the_plugin_is_one_edit(tmp_path: Path) -> None:
     """The id is written once: change it in horon-release.toml and the library, plugin.json,
@@ -127,6 +129,7 @@ def test_renaming_the_plugin_is_one_edit(tmp_path: Path) -> None:
     assert "acme-memo__whoami" in doctored.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.cargo
 def test_the_new_workspace_builds_offline_with_locked(tmp_path: Path) -> None:
     assert horon("new", "acme-notes", cwd=tmp_path).status == 0

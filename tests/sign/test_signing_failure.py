@@ -42,6 +42,7 @@ def _unsigned_token(now: int) -> str:
     return f"{_segment(header)}.{_segment(claims)}.{signature}"
 
 
+@pytest.mark.slow
 def test_signing_without_a_reachable_sigstore_fails_quickly(
         tmp_path: Path, example_release: BuiltExample) -> None:
     if shutil.which("unshare") is None:
@@ -66,6 +67,7 @@ def test_signing_without_a_reachable_sigstore_fails_quickly(
     assert tree_snapshot(dist) == before
 
 
+@pytest.mark.slow
 def test_a_silent_sigstore_server_hits_the_deadline() -> None:
     """sigstore posts without a timeout; the deadline ends a request nobody answers."""
     with socket.create_server(("127.0.0.1", 0)) as server:

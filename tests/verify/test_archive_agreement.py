@@ -301,6 +301,7 @@ def test_a_lying_entry_count_is_not_trusted(tmp_path: Path) -> None:
     assert_refused(cli("verify", path), "archive.ambiguous")
 
 
+@pytest.mark.slow
 def test_a_bomb_is_refused_before_anything_is_inflated(tmp_path: Path) -> None:
     """300 zero-filled 1 MiB entries (each under the per-entry ratio floor): the total ratio
     over the archive's size refuses them from the central directory alone."""

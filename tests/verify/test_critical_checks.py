@@ -172,6 +172,7 @@ def test_a_records_embedded_digest(record_example: BuiltExample, tmp_path: Path)
     assert "is not the digest of the byproduct's content" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_the_provenance_signature_digest(example_release: BuiltExample,
                                          tmp_path: Path) -> None:

@@ -197,6 +197,7 @@ def _sign(*args: str | Path) -> CliResult:
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_sign_checks_a_harness_zip_before_asking_for_an_identity(harness_zip: Path,
                                                                  tmp_path: Path) -> None:

@@ -379,6 +379,7 @@ def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path
     assert_refused(cli("build", workspace, "--out", tmp_path / "out3"), "harness.file-type")
 
 
+@pytest.mark.slow
 def test_verifying_a_harness_zip_runs_nothing_and_loads_no_stage(tmp_path: Path) -> None:
     from tests.project.test_architecture import HEAVY, STAGES, _loaded, _observe  # noqa: PLC0415
 

@@ -380,6 +380,7 @@ def _sign(*args: str | Path, env: dict[str, str]) -> CliResult:
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.cargo
 def test_sign_without_an_identity_exits_3_quickly(example_release: BuiltExample,
@@ -396,6 +397,7 @@ def test_sign_without_an_identity_exits_3_quickly(example_release: BuiltExample,
     assert tree_snapshot(tmp_path) == before
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.cargo
 def test_sign_in_actions_without_id_token_permission(example_release: BuiltExample,
@@ -409,6 +411,7 @@ def test_sign_in_actions_without_id_token_permission(example_release: BuiltExamp
     assert not (tmp_path / (archive.name + ".sigstore.json")).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.process
 @pytest.mark.cargo
 def test_sign_with_an_unusable_token(example_release: BuiltExample, tmp_path: Path) -> None:
