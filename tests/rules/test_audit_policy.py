@@ -15,14 +15,10 @@ from sigstore.models import Bundle
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_file
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.signer import CertifiedSource, signer_identity
 from horon_bundle.rules.policy import parse_policy
-from horon_bundle.rules.policy_requirements import (
-    HARNESS,
-    SignatureRequired,
-    SignedBy,
-    Subject,
-)
+from horon_bundle.rules.policy_requirements import SignatureRequired, SignedBy, Subject
 from horon_bundle.verify.audit import AuditOptions, audit_options, audit_path
 from horon_bundle.verify.harness.report import HarnessOptions
 from horon_bundle.verify.judge import verify_path
@@ -423,7 +419,7 @@ def test_require_abi_section_and_clean_source_on_each_fact(example_release: Buil
     assert judged(manifest=None, facts=None) == {
         "policy.require-abi-section": ("skip", "plugin.json was refused"),
         "policy.clean-source": ("skip", "no readable provenance")}
-    assert judged(kind=HARNESS)["policy.require-abi-section"] == (
+    assert judged(kind=BundleKind.HARNESS)["policy.require-abi-section"] == (
         "fail", "policy.toml: require-abi-section: a harness bundle has no library and no "
                 ".horon_abi section")
 

@@ -11,11 +11,9 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
+from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
 from horon_bundle.model.declaration import DECLARATION_NAME
 from horon_bundle.model.harness.layout import MARKETPLACE_PATH, manifest_paths
-
-NATIVE, HARNESS = "native", "harness"
-KINDS = (NATIVE, HARNESS)
 
 
 def harness_markers(root: Path) -> list[str]:
@@ -34,15 +32,15 @@ def find_workspace_root(start: Path) -> Path | None:
     return None
 
 
-def workspace_kind(root: Path, requested: str | None = None) -> str:
+def workspace_kind(root: Path, requested: str | None = None) -> BundleKind:
     native = (root / DECLARATION_NAME).is_file()
     harness = harness_markers(root)
     if requested is not None:
-        if requested not in KINDS:
+        if requested not in KIND_NAMES:
             raise Refused.one(codes.HARNESS_KIND_AMBIGUOUS,
                               f"--kind {requested!r}: expected native or harness")
-        return requested
+        return BundleKind(requested)
     if native and harness:
         raise Refused.one(codes.HARNESS_KIND_AMBIGUOUS,
                           f"{root}: holds {DECLARATION_NAME} and {', '.join(harness)}")
-    return HARNESS if harness else NATIVE
+    return BundleKind.HARNESS if harness else BundleKind.NATIVE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from horon_bundle.build.kind import HARNESS, KINDS, find_workspace_root, workspace_kind
+from horon_bundle.build.kind import find_workspace_root, workspace_kind
 from horon_bundle.build.pipeline import build
 from horon_bundle.build.request import BuildRequest
 from horon_bundle.cli import github, render
@@ -13,6 +13,7 @@ from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.cli.signer_args import add_signer_arguments, record_signer_from_args
 from horon_bundle.cli.words import plural, shown_path
 from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
 
 BUILD_RESULT_FORMAT = "horon.build-result.v1"
 
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "or marketplace (.claude-plugin/, .muse-plugin/) (default: the one "
                              "holding the current directory, found like cargo finds "
                              "Cargo.toml)")
-    parser.add_argument("--kind", choices=KINDS,
+    parser.add_argument("--kind", choices=KIND_NAMES,
                         help="which bundle to build when the workspace holds both kinds")
     parser.add_argument("--host", metavar="PROFILE[@VERSION]|FILE",
                         help="harness: name the declared hook events this host cannot fire")
@@ -64,7 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     workspace = args.workspace if args.workspace is not None else find_workspace_root(Path.cwd())
-    if workspace is not None and workspace_kind(workspace, args.kind) == HARNESS:
+    if workspace is not None and workspace_kind(workspace, args.kind) == BundleKind.HARNESS:
         from horon_bundle.cli import harness_build  # noqa: PLC0415 - only for harness builds
 
         return harness_build.run(args, workspace)

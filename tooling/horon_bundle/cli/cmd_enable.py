@@ -8,6 +8,7 @@ from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.manage import Change, enable
+from horon_bundle.model.bundle_kind import BundleKind
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def show(change: Change) -> None:
     what = " ".join(filter(None, (change.plugin_id, change.version)))
-    where = ", ".join(change.targets) or ("harness" if change.kind == "harness"
+    where = ", ".join(change.targets) or ("harness" if change.kind == BundleKind.HARNESS
                                           else "any target")
     render.say("[bold green]{}[/] {} ({})" + ("" if change.wrote else "; nothing written"),
                change.status.replace("-", " "), what, where)

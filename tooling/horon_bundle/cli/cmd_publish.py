@@ -12,6 +12,7 @@ from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.declaration import find_workspace
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
@@ -106,6 +107,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _label(bundle: dict[str, Any]) -> str:
     """`id version target`, or `name version (harness)`."""
-    if bundle.get("kind") == "harness":
+    if bundle.get("kind") == BundleKind.HARNESS:
         return f"{bundle['id']} {bundle['version']} (harness)"
     return f"{bundle['id']} {bundle['version']} {bundle['target']}"

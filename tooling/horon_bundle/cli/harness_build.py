@@ -11,6 +11,7 @@ from horon_bundle.cli import render
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.profile import resolve_profile
 
 _NATIVE_ONLY = (("--plugin", "plugin_id"), ("--target", "target"),
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
     if result.index is not None:
         render.say("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
-        render.print_json({"ok": True, "kind": "harness", "bundles": [
+        render.print_json({"ok": True, "kind": BundleKind.HARNESS, "bundles": [
             {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),
              "sha256": b.sha256, "events": list(b.events)} for b in result.built],
             "skipped": list(result.skipped),

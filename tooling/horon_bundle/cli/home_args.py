@@ -17,10 +17,11 @@ from typing import Any
 from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.install.harness_survey import HARNESS, installed_kind
+from horon_bundle.install.harness_survey import installed_kind
 from horon_bundle.install.layout import resolve_home
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.load.host import triple_from_platform
+from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
 
 
 def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None = None) -> None:
@@ -38,14 +39,14 @@ def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None 
 
 
 def add_kind_argument(parser: Any) -> None:
-    parser.add_argument("--kind", choices=("native", "harness"),
+    parser.add_argument("--kind", choices=KIND_NAMES,
                         help="which kind ID names, when the home holds both under that name")
 
 
 def names_harness(home: Path, args: argparse.Namespace) -> bool:
     """Whether ID (`args.plugin_id`) names a harness bundle in `home` (`--kind`, else the one
     kind the home holds); a harness bundle has no targets, so `--target` is refused for it."""
-    if installed_kind(home, args.plugin_id, args.kind) != HARNESS:
+    if installed_kind(home, args.plugin_id, args.kind) != BundleKind.HARNESS:
         return False
     if args.target is not None:
         raise Refused.one(codes.HARNESS_UNSUPPORTED,

@@ -43,6 +43,7 @@ from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HarnessRecord, HomeState, now_utc, source_name
 from horon_bundle.install.statefile import read_state, replace_state, state_fitting
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.ref import BundleRef
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class HarnessInstallResult:
         return stored_where(self.sha256)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": RESULT_FORMAT, "kind": "harness", "status": self.status,
+        return {"format": RESULT_FORMAT, "kind": BundleKind.HARNESS, "status": self.status,
                 "name": self.name, "version": self.version, "sha256": self.sha256,
                 "size": self.size, "home": str(self.home), "location": self.location,
                 "catalogue": self.catalogue, "wrote": list(self.wrote),

@@ -28,11 +28,11 @@ from horon_bundle.install.layout import (
 )
 from horon_bundle.install.state import HarnessRecord, HomeState
 from horon_bundle.install.statefile import read_state
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.manifest import VERSION, name_problem
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"
 CHECK_FORMAT = "horon.install-check.v1"
-NATIVE, HARNESS = "native", "harness"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -122,9 +122,9 @@ class CheckedHarness:
     def to_json(self) -> dict[str, Any]:
         record = self.record.to_json()
         del record["catalogue"]
-        return {"format": CHECK_FORMAT, "ok": True, "kind": HARNESS, "name": self.name,
-                "version": self.version, "path": str(self.path), "record": record,
-                "ref": {"name": self.name, "sha256": self.record.sha256}}
+        return {"format": CHECK_FORMAT, "ok": True, "kind": BundleKind.HARNESS,
+                "name": self.name, "version": self.version, "path": str(self.path),
+                "record": record, "ref": {"name": self.name, "sha256": self.record.sha256}}
 
 
 def check_name(name: str) -> str:
@@ -174,19 +174,19 @@ def check_harness(home_path: Path, name: str, *, version: str | None = None) -> 
         os.close(home.fd)
 
 
-def installed_kind(home_path: Path, name: str, kind: str | None) -> str:
+def installed_kind(home_path: Path, name: str, kind: str | None) -> BundleKind:
     """Whether `name` (for check, uninstall) means a native plugin or a harness bundle:
     `kind` when given; else the one kind the home holds under that name (native when it
     holds neither: that command then says it is not installed)."""
     if kind is not None:
-        return kind
+        return BundleKind(kind)
     home = open_home(home_path)
     if home is None:
-        return NATIVE
+        return BundleKind.NATIVE
     try:
         state = read_state(home.fd)
         if name not in state.harness:
-            return NATIVE
+            return BundleKind.NATIVE
         native = name in state.native
         if not native and paths.PLUGIN_ID.fullmatch(name):
             chain = home.area(NATIVE_DIR, create=False)
@@ -196,6 +196,6 @@ def installed_kind(home_path: Path, name: str, kind: str | None) -> str:
         if native:
             raise Refused.one(codes.INSTALL_KIND_AMBIGUOUS,
                               f"{name}: installed as a native plugin and as a harness bundle")
-        return HARNESS
+        return BundleKind.HARNESS
     finally:
         os.close(home.fd)

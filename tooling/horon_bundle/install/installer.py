@@ -33,7 +33,8 @@ from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HomeState, InstalledCopy, now_utc, source_name
 from horon_bundle.install.statefile import read_state, replace_state, state_fitting
-from horon_bundle.verify.route import HARNESS_KIND, bundle_kind
+from horon_bundle.model.bundle_kind import BundleKind
+from horon_bundle.verify.route import bundle_kind
 from horon_bundle.verify.source import open_bundle
 
 INSTALLED, ALREADY_INSTALLED = "installed", "already-installed"
@@ -59,7 +60,7 @@ class InstallResult:
         return relative(NATIVE_DIR, self.plugin_id, self.version, self.target)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": RESULT_FORMAT, "kind": "native", "status": self.status,
+        return {"format": RESULT_FORMAT, "kind": BundleKind.NATIVE, "status": self.status,
                 "id": self.plugin_id,
                 "version": self.version, "target": self.target, "home": str(self.home),
                 "location": self.location, "content_sha256": self.content_sha256,
@@ -72,7 +73,7 @@ def install(request: InstallRequest,
     """Install the bundle `request.source` names: a native bundle (directory or archive), or
     a harness zip or its ref (install.harness_installer), decided by content."""
     require_posix()
-    if bundle_kind(request.source) == HARNESS_KIND:
+    if bundle_kind(request.source) == BundleKind.HARNESS:
         return install_harness(request, reporter)
     asked = [flag for flag, given in (("--host", request.harness.host is not None),
                                       ("--strict", request.harness.strict),

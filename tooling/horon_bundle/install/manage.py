@@ -41,6 +41,7 @@ from horon_bundle.install.pause import pause
 from horon_bundle.install.state import HomeState
 from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
+from horon_bundle.model.bundle_kind import BundleKind
 
 CHANGE_FORMAT = "horon.install-change.v1"
 _ZIP_LEFT = ("state.json no longer names this bundle (it is uninstalled); fix what the error "
@@ -61,7 +62,7 @@ class Change:
     targets: tuple[str, ...]
     wrote: bool
     notes: tuple[str, ...] = ()
-    kind: str = "native"  # or "harness" (no targets)
+    kind: BundleKind = BundleKind.NATIVE  # a harness bundle has no targets
 
     def to_json(self) -> dict[str, Any]:
         return {"format": CHANGE_FORMAT, "kind": self.kind, "status": self.status,
@@ -260,4 +261,4 @@ def uninstall_harness(home_path: Path, name: str, version: str, *,
                                    for f in exc.findings]) from None
         return Change(status=UNINSTALLED, plugin_id=name, version=version, targets=(),
                       wrote=True, notes=(f"removed {stored_where(record.sha256)}",),
-                      kind="harness")
+                      kind=BundleKind.HARNESS)

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.publish.gate import DESTINATION_VARIABLE
-from horon_bundle.publish.release import NATIVE, BundleKey, ReleaseItem
+from horon_bundle.publish.release import BundleKey, ReleaseItem
 
 # One path component of an OCI repository name (distribution's reference grammar).
 OCI_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
@@ -105,7 +106,7 @@ class Destination(ABC):
         """What is published under a harness bundle's name/version (read only)."""
 
     def state_of(self, key: BundleKey) -> RemoteState:
-        if key.kind == NATIVE:
+        if key.kind == BundleKind.NATIVE:
             assert key.target is not None
             return self.state(key.name, key.version, key.target)
         return self.harness_state(key.name, key.version)

@@ -34,6 +34,7 @@ from horon_bundle.core.files import DirectoryLease, fsync_directory, lease_direc
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.publish.destination import (
     ABSENT,
     ALREADY_PUBLISHED,
@@ -46,7 +47,7 @@ from horon_bundle.publish.destination import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.release import HARNESS, NATIVE, ReleaseItem, SideFile
+from horon_bundle.publish.release import ReleaseItem, SideFile
 from horon_bundle.publish.store_copy import copy_and_hash
 
 STORE_FORMAT = "horon.file-store.v1"
@@ -89,7 +90,7 @@ class FileStore(Destination):
 
     def _item_entry_path(self, item: ReleaseItem) -> Path:
         key = item.key
-        if key.kind == HARNESS:
+        if key.kind == BundleKind.HARNESS:
             return self._harness_path("index", key.name, key.version)
         return self._entry_path(*item.native_key)
 
@@ -161,7 +162,7 @@ class FileStore(Destination):
         its grammar whole (the bundle was read strictly; this is the store's own check)."""
         key = item.key
         problems = []
-        if key.kind == NATIVE:
+        if key.kind == BundleKind.NATIVE:
             if not paths.PLUGIN_ID.fullmatch(key.name):
                 problems.append(f"id {key.name!r}")
             if not paths.SEMVER.fullmatch(key.version):
@@ -339,7 +340,7 @@ class FileStore(Destination):
 
     def commit(self, item: ReleaseItem) -> str:
         key = item.key
-        if key.kind == HARNESS:
+        if key.kind == BundleKind.HARNESS:
             yank, entry_format = (self._harness_path("yanks", key.name, key.version),
                                   HARNESS_ENTRY_FORMAT)
         else:

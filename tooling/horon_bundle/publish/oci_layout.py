@@ -31,15 +31,14 @@ import re
 from typing import Any
 
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.publish.destination import OCI_COMPONENT
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
     CATALOGUE_MEDIA_TYPE,
     CONFIG_MEDIA_TYPE,
-    HARNESS,
     HARNESS_ARCHIVE_MEDIA_TYPE,
-    NATIVE,
     ROLE_PROVENANCE_SIGNATURE,
     ROLE_SIGNATURE,
     ReleaseItem,
@@ -51,8 +50,8 @@ INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 ARTIFACT_TYPE = "application/vnd.horon.plugin.bundle.v1"
 HARNESS_ARTIFACT_TYPE = "application/vnd.horon.harness.bundle.v1"
 HARNESS_PREFIX = "dev.horon.harness."
-_KINDS = {NATIVE: (ARTIFACT_TYPE, ARCHIVE_MEDIA_TYPE),
-          HARNESS: (HARNESS_ARTIFACT_TYPE, HARNESS_ARCHIVE_MEDIA_TYPE)}
+_KINDS = {BundleKind.NATIVE: (ARTIFACT_TYPE, ARCHIVE_MEDIA_TYPE),
+          BundleKind.HARNESS: (HARNESS_ARTIFACT_TYPE, HARNESS_ARCHIVE_MEDIA_TYPE)}
 YANK_ARTIFACT_TYPE = "application/vnd.horon.plugin.yank.v1"
 YANK_CONFIG_MEDIA_TYPE = "application/vnd.horon.plugin.yank.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -244,7 +243,7 @@ def index_entries(document: object, subject: Digest) -> list[dict[str, Any]] | N
             and e["digest"] != "sha256:" + subject.sha256]
 
 
-def archive_sha256(document: object, kind: str = NATIVE) -> str | None:
+def archive_sha256(document: object, kind: BundleKind = BundleKind.NATIVE) -> str | None:
     """The archive digest a bundle manifest of `kind` read back from a registry names (None:
     not ours, or another kind's)."""
     artifact_type, archive_type = _KINDS[kind]

@@ -19,6 +19,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.strictjson import canonical_bytes, read_json
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.publish import oci_layout, oci_referrers
 from horon_bundle.publish.destination import (
     ABSENT,
@@ -33,7 +34,7 @@ from horon_bundle.publish.destination import (
     YankResult,
 )
 from horon_bundle.publish.oci_client import Fetched, RegistryClient
-from horon_bundle.publish.release import HARNESS, NATIVE, ReleaseItem
+from horon_bundle.publish.release import ReleaseItem
 
 
 class OciRegistry(Destination):
@@ -60,7 +61,7 @@ class OciRegistry(Destination):
     def _item_names(self, item: ReleaseItem) -> tuple[str, str]:
         """Repository and tag of an item of either kind."""
         key = item.key
-        if key.kind == HARNESS:
+        if key.kind == BundleKind.HARNESS:
             return (oci_layout.repository(self.oci.namespace, key.name),
                     oci_layout.harness_tag(key.version))
         return self._names(*item.native_key)
@@ -73,7 +74,8 @@ class OciRegistry(Destination):
     def naming_findings(self, item: ReleaseItem) -> list[Finding]:
         key = item.key
         problem = (oci_layout.harness_naming_problem(key.name, key.version)
-                   if key.kind == HARNESS else oci_layout.naming_problem(*item.native_key))
+                   if key.kind == BundleKind.HARNESS
+                   else oci_layout.naming_problem(*item.native_key))
         return [] if problem is None else [Finding(codes.PUBLISH_NAME, f"{item.label}: {problem}")]
 
     def access_findings(self, items: list[ReleaseItem]) -> list[Finding]:
@@ -94,7 +96,7 @@ class OciRegistry(Destination):
         return findings
 
     def _archive_sha256(self, held: Fetched | None, where: str,
-                        kind: str = NATIVE) -> str | None:
+                        kind: BundleKind = BundleKind.NATIVE) -> str | None:
         if held is None:
             return None
         try:
@@ -108,7 +110,7 @@ class OciRegistry(Destination):
         tag = oci_layout.harness_tag(version)
         location = f"oci://{self.oci.registry}/{repository}:{tag}"
         manifest = self.client.get_manifest(repository, tag)
-        sha = self._archive_sha256(manifest, location, HARNESS)
+        sha = self._archive_sha256(manifest, location, BundleKind.HARNESS)
         if self.client.get_manifest(repository, oci_layout.yank_tag(tag)) is not None:
             return RemoteState(status=YANKED, archive_sha256=sha, location=location)
         if manifest is None:

@@ -21,6 +21,7 @@ from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import parse_ref
 from horon_bundle.model.manifest import Manifest
@@ -49,14 +50,13 @@ CATALOGUE_MEDIA_TYPE = "application/vnd.horon.harness.catalogue.v1+json"  # cata
 REF_MEDIA_TYPE = "application/vnd.horon.harness.ref.v1+json"
 MARKETPLACE_INDEX_MEDIA_TYPE = "application/vnd.horon.marketplace-index.v1+json"
 MARKETPLACE_INDEX_SUFFIX = ".index.json"
-NATIVE, HARNESS = "native", "harness"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BundleKey:
     """What names a published bundle: id, version and target, or a harness name and version."""
 
-    kind: str
+    kind: BundleKind
     name: str
     version: str
     target: str | None = None  # None for a harness bundle
@@ -114,10 +114,11 @@ class ReleaseItem:
     @property
     def key(self) -> BundleKey:
         if self.harness is not None:
-            return BundleKey(kind=HARNESS, name=self.harness.name, version=self.harness.version)
+            return BundleKey(kind=BundleKind.HARNESS, name=self.harness.name,
+                             version=self.harness.version)
         assert self.manifest is not None
-        return BundleKey(kind=NATIVE, name=self.manifest.id, version=self.manifest.version,
-                         target=self.manifest.target)
+        return BundleKey(kind=BundleKind.NATIVE, name=self.manifest.id,
+                         version=self.manifest.version, target=self.manifest.target)
 
     @property
     def native_key(self) -> tuple[str, str, str]:

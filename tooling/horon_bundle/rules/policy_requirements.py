@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
 from horon_bundle.model.evidence import ADVERTISED_FROM_SECTION
 from horon_bundle.model.harness.statement import HarnessFacts
@@ -22,7 +23,6 @@ from horon_bundle.model.qa import effective_patterns
 from horon_bundle.model.signer import CertifiedSource, SignerIdentity
 from horon_bundle.rules.release import graph_findings
 
-NATIVE, HARNESS = "native", "harness"
 _GITHUB_WORKFLOW = re.compile(r"(?P<repository>https://[^@]+?)/\.github/workflows/"
                               r"(?P<workflow>[^@]+)@(?P<ref>.+)")
 
@@ -37,12 +37,12 @@ class Subject:
     signature_verified: bool
     certified: CertifiedSource | None
     advertised_source: str | None = None  # verify's `advertised_source`
-    kind: str = NATIVE  # or HARNESS
+    kind: BundleKind = BundleKind.NATIVE
 
 
 def _not_native(subject: Subject, what: str) -> Judgement | None:
     """Unmet for a harness bundle, which has no `what` to judge."""
-    if subject.kind == HARNESS:
+    if subject.kind == BundleKind.HARNESS:
         return unmet(f"a harness bundle has no {what}")
     return None
 

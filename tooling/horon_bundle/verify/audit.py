@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
@@ -92,7 +93,8 @@ def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None
 
 def judge_policy(report: VerifyReport, options: AuditOptions,
                  signature: SignatureResult | None, *, manifest: Manifest | None,
-                 facts: BuildFacts | HarnessFacts | None, kind: str = "native",
+                 facts: BuildFacts | HarnessFacts | None,
+                 kind: BundleKind = BundleKind.NATIVE,
                  advertised_source: str | None = None) -> None:
     """One `policy.*` check per key of the policy, on the facts the judge read."""
     if options.policy is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX, is_harness
 from horon_bundle.model.harness.ref import BundleRef, ref_path, zip_of_ref
 from horon_bundle.verify.audit import AuditOptions, audit_path, audit_signature, judge_policy
@@ -21,8 +22,6 @@ from horon_bundle.verify.harness.ref import check_digest, read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.source import open_bundle
-
-NATIVE_KIND, HARNESS_KIND = "native", "harness"
 
 
 def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> VerifyReport:
@@ -91,17 +90,18 @@ def judge_target(target: Path, options: AuditOptions, harness: HarnessOptions, *
     statement = report.digests.get(PROVENANCE_NAME)
     signature = audit_signature(target, report, options,
                                 statement_sha256=statement.sha256 if statement else None)
-    judge_policy(report, options, signature, manifest=None, facts=report.facts, kind=HARNESS_KIND)
+    judge_policy(report, options, signature, manifest=None, facts=report.facts,
+                 kind=BundleKind.HARNESS)
     return report
 
 
-def bundle_kind(path: Path) -> str:
+def bundle_kind(path: Path) -> BundleKind:
     """`harness` for a ref, or a zip or directory whose content is a harness bundle; `native`
     otherwise (also when it cannot be read: the native judge then says why)."""
     if path.name.endswith(REF_SUFFIX):
-        return HARNESS_KIND
+        return BundleKind.HARNESS
     try:
         with open_bundle(path) as source:
-            return HARNESS_KIND if is_harness(source.files) else NATIVE_KIND
+            return BundleKind.HARNESS if is_harness(source.files) else BundleKind.NATIVE
     except (Refused, OSError):
-        return NATIVE_KIND
+        return BundleKind.NATIVE

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.verify.report import VerifyReport
 
 if TYPE_CHECKING:  # a native verify builds this report too: no harness model at start-up
@@ -33,7 +34,8 @@ class HarnessReport(VerifyReport):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": REPORT_FORMAT, "path": self.path, "ok": self.ok, "kind": "harness",
+            "format": REPORT_FORMAT, "path": self.path, "ok": self.ok,
+            "kind": BundleKind.HARNESS,
             "bundle": None if self.catalogue is None else {
                 "name": self.catalogue.name, "version": self.catalogue.version,
                 "events": list(self.catalogue.events),
