@@ -16,7 +16,7 @@ from sigstore.models import Bundle
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_file
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.model.signer import CertifiedSource, signer_identity
+from horon_bundle.model.signer_identity import CertifiedSource, signer_identity
 from horon_bundle.rules.policy import parse_policy
 from horon_bundle.rules.policy_requirements import SignatureRequired, SignedBy, Subject
 from horon_bundle.verify.audit import AuditOptions, audit_options, audit_path

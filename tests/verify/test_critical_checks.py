@@ -24,7 +24,7 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS
-from horon_bundle.model.signer import CertifiedSource
+from horon_bundle.model.signer_identity import CertifiedSource
 from horon_bundle.rules.policy_requirements import SourceRepositoryIs, Subject
 from horon_bundle.rules.release import (
     advertised_findings,

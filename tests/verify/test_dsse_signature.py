@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
-from horon_bundle.model.signer import signer_identity
+from horon_bundle.model.signer_identity import signer_identity
 from horon_bundle.verify.signature import (
     IN_TOTO_PAYLOAD_TYPE,
     SignatureVerifier,

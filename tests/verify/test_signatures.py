@@ -28,7 +28,7 @@ from sigstore.verify import Verifier, policy
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import Digest
-from horon_bundle.model.signer import (
+from horon_bundle.model.signer_identity import (
     GITHUB_ISSUER,
     CertifiedSource,
     SignerIdentity,

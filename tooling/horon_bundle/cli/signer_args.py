@@ -8,7 +8,7 @@ from typing import Any
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.model.signer import SignerIdentity, signer_identity
+from horon_bundle.model.signer_identity import SignerIdentity, signer_identity
 from horon_bundle.verify.signature import SignatureVerifier
 from horon_bundle.verify.trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
 

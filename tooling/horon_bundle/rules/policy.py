@@ -25,7 +25,7 @@ from horon_bundle.core.tomlread import read_toml
 from horon_bundle.model.checks import Check
 from horon_bundle.model.evidence import EVIDENCE_KINDS
 from horon_bundle.model.qa import is_pattern
-from horon_bundle.model.signer import SignerIdentity, signer_identity
+from horon_bundle.model.signer_identity import SignerIdentity, signer_identity
 from horon_bundle.rules.policy_requirements import (
     AbiSectionRequired,
     BuilderIdIn,

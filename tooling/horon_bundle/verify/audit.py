@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given
     from horon_bundle.model.harness.statement import HarnessFacts
     from horon_bundle.model.manifest import Manifest
     from horon_bundle.model.provenance import BuildFacts
-    from horon_bundle.model.signer import SignerIdentity
+    from horon_bundle.model.signer_identity import SignerIdentity
     from horon_bundle.rules.policy import Policy
 
 

@@ -24,7 +24,7 @@ from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.checks import FAIL, PASS, SKIP, Check
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX, beside
-from horon_bundle.model.signer import CertifiedSource, SignerIdentity
+from horon_bundle.model.signer_identity import CertifiedSource, SignerIdentity
 from horon_bundle.verify.trust import LoadedTrust
 
 if TYPE_CHECKING:

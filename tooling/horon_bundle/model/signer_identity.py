@@ -36,7 +36,7 @@ _SOURCE_REPOSITORY_REF_OID = "1.3.6.1.4.1.57264.1.14"
 _SOURCE_REPOSITORY_DIGEST_OID = "1.3.6.1.4.1.57264.1.13"
 
 
-class Requirement(ABC):
+class CertificateRequirement(ABC):
     """One fact the signing certificate must state."""
 
     code: Code = codes.SIGNATURE_IDENTITY
@@ -49,7 +49,7 @@ class Requirement(ABC):
         """None when met, else why not (in one line)."""
 
 
-class _SigstorePolicy(Requirement):
+class _SigstorePolicy(CertificateRequirement):
     """A requirement delegated to one of `sigstore.verify.policy`'s reviewed checks."""
 
     def _policy(self) -> object:
@@ -99,7 +99,7 @@ class SubjectIs(_SigstorePolicy):
 
 
 @dataclass(frozen=True, slots=True)
-class SourceRepositoryIs(_SigstorePolicy):
+class CertifiedRepositoryIs(_SigstorePolicy):
     uri: str
 
     def describe(self) -> str:
@@ -112,7 +112,7 @@ class SourceRepositoryIs(_SigstorePolicy):
 
 
 @dataclass(frozen=True, slots=True)
-class SourceRefIs(_SigstorePolicy):
+class CertifiedRefIs(_SigstorePolicy):
     ref: str
 
     def describe(self) -> str:
@@ -125,7 +125,7 @@ class SourceRefIs(_SigstorePolicy):
 
 
 @dataclass(frozen=True, slots=True)
-class WorkflowIs(Requirement):
+class WorkflowIs(CertificateRequirement):
     """The caller workflow (Build Config URI) is `<repository>/<path>@…` at any ref."""
 
     repository_uri: str
@@ -182,7 +182,7 @@ class CertifiedSource:
 class SignerIdentity:
     """Every requirement the signer must meet (a conjunction; never empty)."""
 
-    requirements: tuple[Requirement, ...]
+    requirements: tuple[CertificateRequirement, ...]
 
     def __post_init__(self) -> None:
         if not self.requirements:
@@ -191,7 +191,7 @@ class SignerIdentity:
     def describe(self) -> str:
         return ", ".join(r.describe() for r in self.requirements)
 
-    def problems(self, certificate: Certificate) -> list[tuple[Requirement, str]]:
+    def problems(self, certificate: Certificate) -> list[tuple[CertificateRequirement, str]]:
         found = []
         for requirement in self.requirements:
             problem = requirement.problem(certificate)
@@ -242,24 +242,24 @@ def signer_identity(*, identity: str | None = None, issuer: str | None = None,
         problems.append(f"ref {github_ref!r} is not a full git ref such as refs/tags/v1.2.0")
     if problems:
         raise Refused.one(codes.SIGNATURE_OPTIONS, f"{where}: " + "; ".join(problems))
-    requirements: list[Requirement] = []
+    requirements: list[CertificateRequirement] = []
     if identity and issuer:
         requirements += [SubjectIs(identity), IssuerIs(issuer)]
     if github_repository:
         repository_uri = f"{GITHUB_SERVER}/{github_repository}"
         requirements.append(IssuerIs(issuer or GITHUB_ISSUER))
-        requirements.append(SourceRepositoryIs(repository_uri))
+        requirements.append(CertifiedRepositoryIs(repository_uri))
         if github_workflow:
             requirements.append(WorkflowIs(repository_uri, github_workflow.strip("/")))
         if github_ref:
-            requirements.append(SourceRefIs(github_ref))
+            requirements.append(CertifiedRefIs(github_ref))
     if not requirements:
         return None
     return SignerIdentity(tuple(_unique(requirements)))
 
 
-def _unique(items: Sequence[Requirement]) -> list[Requirement]:
-    seen: list[Requirement] = []
+def _unique(items: Sequence[CertificateRequirement]) -> list[CertificateRequirement]:
+    seen: list[CertificateRequirement] = []
     for item in items:
         if item not in seen:
             seen.append(item)
