@@ -19,9 +19,10 @@ from horon_bundle.core import codes, inputs, strictjson, tomlread
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model import checksums
 from horon_bundle.verify import limits
-from horon_bundle.verify.archive_entries import ArchiveEntry, judge_entries
-from horon_bundle.verify.archive_stream import ArchiveStream, ResumeIndex
-from horon_bundle.verify.source import ArchiveSource, DirectorySource, open_bundle
+from horon_bundle.verify.reading.archive_entries import ArchiveEntry, judge_entries
+from horon_bundle.verify.reading.archive_stream import ArchiveStream, ResumeIndex
+from horon_bundle.verify.reading.directory import DirectorySource
+from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
 
 A, B = "a" * 64, "b" * 64
 
@@ -764,7 +765,7 @@ def test_the_resume_index_keeps_a_point_at_each_spacing_up_to_its_limit() -> Non
 # --- verify/source.py: only the stream asked to be resumable keeps points --------------------
 def test_an_archive_source_keeps_the_points_of_the_resumable_stream_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from horon_bundle.verify import archive_stream  # noqa: PLC0415
+    from horon_bundle.verify.reading import archive_stream  # noqa: PLC0415
 
     big = b"".join(hashlib.sha256(i.to_bytes(4, "big")).digest()[:6] * 5
                    for i in range(150_000))  # 4.5 MB, compressible, not trivially

@@ -30,7 +30,7 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
 from horon_bundle.model import checksums
 from horon_bundle.model.manifest import parse_manifest
-from horon_bundle.verify.archive_reader import validate_archive
+from horon_bundle.verify.reading.archive_reader import validate_archive
 from tests.core.test_identifiers import MANIFEST
 
 T = TypeVar("T")

@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 
 from horon_bundle.core.errors import Refused
-from horon_bundle.verify import archive_stream, limits
-from horon_bundle.verify.archive_entries import ArchiveEntry
-from horon_bundle.verify.archive_reader import validate_archive
+from horon_bundle.verify import limits
 from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.reading import archive_stream
+from horon_bundle.verify.reading.archive_entries import ArchiveEntry
+from horon_bundle.verify.reading.archive_reader import validate_archive
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, copy_bundle, tree_snapshot
 

@@ -15,8 +15,8 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.verify import limits
-from horon_bundle.verify.archive_reader import validate_archive
 from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.reading.archive_reader import validate_archive
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, tree_snapshot
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from horon_bundle.verify import directory as bundle_directory
 from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.reading import directory as bundle_directory
 from tests.conftest import BuiltExample
 from tests.helpers import (
     assert_refused,

@@ -29,8 +29,8 @@ from horon_bundle.verify.check_table import (
 from horon_bundle.verify.harness.judge import HARNESS_CHECKS, judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.judge import NATIVE_CHECKS, verify_path
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import open_bundle
 from tests.conftest import BuiltExample
 from tests.harness_support import write_plugin
 from tests.helpers import HOST, REPO, cli, copy_bundle, edit_manifest, edit_provenance

@@ -369,7 +369,7 @@ def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path
     (plain / ".muse-plugin" / "notes.txt").write_text("no manifest here\n")
     from horon_bundle.core.errors import Findings  # noqa: PLC0415
     from horon_bundle.model.harness.reader import read_plugin  # noqa: PLC0415
-    from horon_bundle.verify.source import DirectorySource  # noqa: PLC0415
+    from horon_bundle.verify.reading.directory import DirectorySource  # noqa: PLC0415
 
     refusals = Findings()
     assert read_plugin(DirectorySource(plain), refusals=refusals, warnings=Findings()) is None

@@ -16,12 +16,12 @@ from horon_bundle.abi.section import StreamWindows, WindowedAccess
 from horon_bundle.core.hashing import hash_stream
 from horon_bundle.core.inputs import read_at
 from horon_bundle.publish.preflight import check_archive
-from horon_bundle.verify import archive_reader, archive_stream, archive_tape
-from horon_bundle.verify.archive_reader import validate_archive
-from horon_bundle.verify.archive_stream import ResumeIndex
 from horon_bundle.verify.judge import verify_opened, verify_path
+from horon_bundle.verify.reading import archive_hasher, archive_reader, archive_stream
+from horon_bundle.verify.reading.archive_reader import validate_archive
+from horon_bundle.verify.reading.archive_stream import ResumeIndex
+from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import ArchiveSource, open_bundle
 from tests.conftest import BuiltExample
 from tests.verify.test_archive_agreement import _Unseekable, make_zip
 
@@ -33,7 +33,7 @@ def _sha256(path: Path) -> str:
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Every pread the archive reader, its streams and its tape make: bytes per call."""
+    """Every pread the archive reader, its streams and its hasher make: bytes per call."""
     reads: list[int] = []
     original = read_at
 
@@ -42,7 +42,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         reads.append(len(data))
         return data
 
-    for module in (archive_reader, archive_stream, archive_tape):
+    for module in (archive_reader, archive_stream, archive_hasher):
         monkeypatch.setattr(module, "read_at", counting)
     return reads
 
@@ -68,13 +68,13 @@ def test_verify_hashes_the_archive_from_the_bytes_it_judged(
 def test_without_the_digest_asked_for_nothing_is_hashed_twice(
         example_release: BuiltExample, monkeypatch: pytest.MonkeyPatch) -> None:
     hashed: list[int] = []
-    real = archive_tape.ArchiveTape._feed
+    real = archive_hasher.ArchiveHasher._feed
 
-    def feed(self: archive_tape.ArchiveTape, data: bytes | memoryview) -> None:
+    def feed(self: archive_hasher.ArchiveHasher, data: bytes | memoryview) -> None:
         hashed.append(len(data))
         real(self, data)
 
-    monkeypatch.setattr(archive_tape.ArchiveTape, "_feed", feed)
+    monkeypatch.setattr(archive_hasher.ArchiveHasher, "_feed", feed)
     report = verify_path(example_release.archive)
     assert report.ok and report.archive_digest is None and not hashed
 
@@ -129,7 +129,7 @@ def test_entries_read_once_need_no_second_read(tmp_path: Path, order: str, size:
 def test_pieces_beyond_the_held_budget_are_read_again_not_kept(tmp_path: Path) -> None:
     """Memory stays bounded: an entry read far ahead of the hash is dropped past the budget
     (and read again for the digest), never held whole."""
-    big = os.urandom(archive_tape.HELD_LIMIT + 3 * MIB)
+    big = os.urandom(archive_hasher.HELD_LIMIT + 3 * MIB)
     path = tmp_path / "a.zip"
     path.write_bytes(make_zip([("a", b"first"), ("b", big)], method=zipfile.ZIP_STORED))
     reader = validate_archive(path)
@@ -137,12 +137,12 @@ def test_pieces_beyond_the_held_budget_are_read_again_not_kept(tmp_path: Path) -
         reader.start_digest()
         with reader.open("b") as entry:  # ahead of "a": nothing of it can be hashed yet
             hash_stream(entry)  # type: ignore[arg-type]
-            tape = reader._tape
-            assert tape is not None and tape._held_bytes <= archive_tape.HELD_LIMIT
+            hasher = reader._hasher
+            assert hasher is not None and hasher._held_bytes <= archive_hasher.HELD_LIMIT
         with reader.open("a") as entry:
             hash_stream(entry)  # type: ignore[arg-type]
         assert reader.digest().sha256 == _sha256(path)
-        assert 0 < reader.reread < len(big) - archive_tape.HELD_LIMIT + 1000
+        assert 0 < reader.reread < len(big) - archive_hasher.HELD_LIMIT + 1000
     finally:
         reader.close()
 

@@ -162,7 +162,7 @@ import zipfile  # noqa: E402
 
 from horon_bundle.abi.section import StreamWindows  # noqa: E402
 from horon_bundle.core.inputs import read_at  # noqa: E402
-from horon_bundle.verify import archive_stream  # noqa: E402
+from horon_bundle.verify.reading import archive_stream  # noqa: E402
 
 MIB = 1 << 20
 

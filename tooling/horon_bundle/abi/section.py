@@ -16,7 +16,6 @@ import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 from horon_bundle.abi.binary_formats import (
     READERS,
@@ -29,6 +28,7 @@ from horon_bundle.abi.binary_formats import (
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.fields import describe_value
+from horon_bundle.core.streams import ByteStream
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.evidence import Advertised
 
@@ -183,12 +183,6 @@ class StreamWindows:
         if len(self.tail) > self.TAIL:
             del self.tail[:len(self.tail) - self.TAIL]
         self.size += len(chunk)
-
-
-class ByteStream(Protocol):
-    def read(self, size: int = ..., /) -> bytes: ...
-
-    def close(self) -> None: ...
 
 
 class WindowedAccess:

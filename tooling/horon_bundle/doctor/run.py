@@ -48,7 +48,7 @@ from horon_bundle.load.runner import (
 from horon_bundle.load.transcript import MAX_PROGRESS_BYTES, Transcript, read_progress, reconcile
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.judge import verify_path
-from horon_bundle.verify.source import open_bundle
+from horon_bundle.verify.reading.open import open_bundle
 
 __all__ = ["PHASE_CHECKS", "doctor_path", "extract_library", "phase_results"]
 

@@ -38,8 +38,8 @@ from horon_bundle.model.harness.ref import BundleRef, zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.harness.ref import read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.route import judge_target
-from horon_bundle.verify.source import open_bundle
 
 FETCH_FORMAT = "horon.fetch-result.v1"
 FROM_ZIP, FROM_HOME, FROM_BESIDE = "--zip", "home", "beside the ref"

@@ -34,8 +34,8 @@ from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HomeState, InstalledCopy, now_utc, source_name
 from horon_bundle.install.statefile import read_state, replace_state, state_fitting
 from horon_bundle.model.bundle_kind import BundleKind
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.route import bundle_kind
-from horon_bundle.verify.source import open_bundle
 
 INSTALLED, ALREADY_INSTALLED = "installed", "already-installed"
 __all__ = ["ALREADY_INSTALLED", "INSTALLED", "InstallRequest", "InstallResult", "install"]

@@ -33,6 +33,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import renameat2_noreplace
 from horon_bundle.core.hashing import CHUNK
+from horon_bundle.core.streams import ByteStream
 from horon_bundle.install.copies import Located
 from horon_bundle.install.dirs import (
     DIR_FLAGS,
@@ -42,7 +43,6 @@ from horon_bundle.install.dirs import (
     remove_tree_at,
 )
 from horon_bundle.install.layout import STAGING_PREFIX
-from horon_bundle.verify.source import ByteStream
 
 FILE_MODE, EXECUTABLE_MODE, DIR_MODE = 0o644, 0o755, 0o755
 

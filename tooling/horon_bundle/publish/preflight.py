@@ -43,10 +43,10 @@ from horon_bundle.verify.check_table import unproven
 from horon_bundle.verify.harness.judge import HARNESS_CHECKS
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.judge import NATIVE_CHECKS, verify_opened
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
 from horon_bundle.verify.signature import SignatureVerifier
-from horon_bundle.verify.source import open_bundle
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,6 +14,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import CHUNK, Digest, hash_file
+from horon_bundle.core.streams import ByteStream
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.manifest import MANIFEST_NAME, Manifest
 from horon_bundle.reproduce.report import (
@@ -25,7 +26,7 @@ from horon_bundle.reproduce.report import (
     FileComparison,
     ReproduceReport,
 )
-from horon_bundle.verify.source import BundleSource, ByteStream
+from horon_bundle.verify.reading.interface import BundleSource
 
 BUILDER_ID_FIELD = "predicate.runDetails.builder.id"
 MAX_JSON_BYTES = 32 << 20

@@ -31,7 +31,7 @@ from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.reproduce.compare import compare_archive, compare_files
 from horon_bundle.reproduce.report import ReproduceReport
 from horon_bundle.verify.judge import verify_path
-from horon_bundle.verify.source import open_bundle
+from horon_bundle.verify.reading.open import open_bundle
 
 TOOLCHAIN_FACTS = ("cargo", "rustc", "rustc_commit", "host")
 

@@ -22,10 +22,10 @@ from horon_bundle.model.record import load_record
 from horon_bundle.sign.signer import Signer
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
 from horon_bundle.verify.signature import provenance_signature_path, signature_path
-from horon_bundle.verify.source import open_bundle
 
 KIND_ARCHIVE, KIND_RECORD = "archive", "record"
 

@@ -18,6 +18,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.verify.judge import verify_opened, verify_path
+from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
     SignatureResult,
@@ -27,7 +28,6 @@ from horon_bundle.verify.signature import (
     verify_file,
     verify_statement,
 )
-from horon_bundle.verify.source import BundleSource
 from horon_bundle.verify.trust import PRODUCTION, TrustChoice, load_trust
 
 if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given (start-up)

@@ -23,7 +23,7 @@ from horon_bundle.model.manifest import (
 )
 from horon_bundle.verify.check_table import Judged, Skipped, Verdict
 from horon_bundle.verify.native_context import NativeContext, SectionState
-from horon_bundle.verify.source import BundleSource
+from horon_bundle.verify.reading.interface import BundleSource
 
 
 def check_file_types(ctx: NativeContext) -> Verdict:

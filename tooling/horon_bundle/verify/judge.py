@@ -39,8 +39,9 @@ from horon_bundle.verify.claims import (
     read_provenance,
 )
 from horon_bundle.verify.native_context import NativeContext
+from horon_bundle.verify.reading.interface import BundleSource
+from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import ArchiveSource, BundleSource, open_bundle
 
 # The checks of a native bundle, in the order they run. A release proves itself by a *pass*
 # of every row marked proves_release (install and publish require it: `check_table.unproven`);
@@ -77,7 +78,7 @@ def verify_path(path: Path, *, qa_patterns: Sequence[str] = (),
     `qa_patterns` are the auditor's own QA patterns (a policy's `qa-patterns`), applied on top
     of the built-in ones and those the bundle records. `archive_digest` also hashes the
     archive file (`report.archive_digest`) from the very bytes its entries were judged from,
-    read once through the descriptor that was validated (`verify.archive_tape`), so a
+    read once through the descriptor that was validated (`verify.reading.archive_hasher`), so a
     signature or a publication covers exactly the bytes judged."""
     report = VerifyReport(path=str(path))
     if path.name.endswith(REF_SUFFIX):

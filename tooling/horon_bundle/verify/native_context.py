@@ -17,8 +17,8 @@ from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import Provenance
 from horon_bundle.rules.release import QaProvider
+from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import BundleSource
 
 
 @dataclass(frozen=True, slots=True)

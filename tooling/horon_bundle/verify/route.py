@@ -20,8 +20,8 @@ from horon_bundle.model.harness.ref import BundleRef, ref_path, zip_of_ref
 from horon_bundle.verify.audit import AuditOptions, audit_path, audit_signature, judge_policy
 from horon_bundle.verify.harness.ref import check_digest, read_ref
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.source import open_bundle
 
 
 def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> VerifyReport:

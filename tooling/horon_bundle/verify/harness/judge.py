@@ -42,7 +42,7 @@ from horon_bundle.verify.check_table import (
     run_table,
 )
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
-from horon_bundle.verify.source import BundleSource
+from horon_bundle.verify.reading.interface import BundleSource
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """What an archive's entries may be: names, types, modes, duplicates, limits.
 
-The same rules as a directory bundle's (`verify.directory`): regular files only, no setuid,
+The same rules as a directory bundle's (`verify.reading.directory`): regular files only, no setuid,
 setgid or world-writable file or directory, no empty directory, safe and unique names.
 """
 

@@ -20,8 +20,8 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import read_at
-from horon_bundle.verify.archive_entries import DEFLATED, ArchiveEntry
-from horon_bundle.verify.archive_tape import ArchiveTape
+from horon_bundle.verify.reading.archive_entries import DEFLATED, ArchiveEntry
+from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +60,12 @@ class ArchiveStream:
     """Streams one entry: inflated through its CRC, never more bytes than declared, and the
     compressed stream must end exactly at the entry's compressed size.
 
-    `tape` (if any) is shown every compressed byte read, at its offset (the archive's digest
+    `hasher` (if any) is shown every compressed byte read, at its offset (the archive's digest
     from the bytes judged); `index` is filled with resume points when this stream reads the
     entry from its start, and used by `seek` otherwise."""
 
     def __init__(self, fd: int, label: str, entry: ArchiveEntry, *,
-                 tape: ArchiveTape | None = None, index: ResumeIndex | None = None) -> None:
+                 hasher: ArchiveHasher | None = None, index: ResumeIndex | None = None) -> None:
         self._fd = fd
         self._entry = entry
         self._label = f"{label}: entry {entry.name!r}"
@@ -76,7 +76,7 @@ class ArchiveStream:
         self._inflate = zlib.decompressobj(-zlib.MAX_WBITS) if entry.method == DEFLATED else None
         self._pending = b""
         self._done = False
-        self._tape = tape
+        self._hasher = hasher
         self._index = index
         self._partial = False  # sought: a part of the entry, so no CRC to check at its end
         self._started = False
@@ -97,8 +97,8 @@ class ArchiveStream:
             raise self._refuse(codes.ARCHIVE_FORMAT, exc.strerror or str(exc)) from None
         if not data:
             raise self._refuse(codes.ARCHIVE_FORMAT, "truncated entry data")
-        if self._tape is not None:
-            self._tape.saw(self._offset, data)
+        if self._hasher is not None:
+            self._hasher.saw(self._offset, data)
         self._offset += len(data)
         self._compressed_left -= len(data)
         return data

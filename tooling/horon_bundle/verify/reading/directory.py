@@ -30,7 +30,7 @@ from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import file_kind
 from horon_bundle.verify import limits
-from horon_bundle.verify.bundle_source import BundleFile, BundleSource
+from horon_bundle.verify.reading.interface import BundleFile, BundleSource
 
 # Windows reports synthetic mode bits (0o666 for every writable file, x for .exe/.bat), so
 # mode checks on a directory bundle are POSIX-only; archives carry their own Unix modes.

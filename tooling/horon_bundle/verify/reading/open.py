@@ -1,4 +1,5 @@
-"""Opening a bundle: a directory (`verify.directory`) or a validated archive, one interface.
+"""Opening a bundle: a directory (`verify.reading.directory`) or a validated archive, one
+interface (`verify.reading.interface`).
 
 `verify` works on `BundleSource`, so a directory and its archive get the same checks and an
 archive is verified by streaming its entries, with nothing extracted.
@@ -13,13 +14,10 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest
-from horon_bundle.verify.archive_reader import ArchiveReader, validate_archive
-from horon_bundle.verify.archive_stream import ArchiveStream
-from horon_bundle.verify.bundle_source import BundleFile, BundleSource, ByteStream
-from horon_bundle.verify.directory import DirectorySource
-
-__all__ = ["ArchiveSource", "BundleFile", "BundleSource", "ByteStream", "DirectorySource",
-           "open_bundle"]
+from horon_bundle.verify.reading.archive_reader import ArchiveReader, validate_archive
+from horon_bundle.verify.reading.archive_stream import ArchiveStream
+from horon_bundle.verify.reading.directory import DirectorySource
+from horon_bundle.verify.reading.interface import BundleFile, BundleSource
 
 
 class ArchiveSource(BundleSource):

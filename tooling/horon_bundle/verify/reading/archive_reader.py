@@ -36,9 +36,14 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest
 from horon_bundle.core.inputs import open_regular, read_at
 from horon_bundle.verify import limits
-from horon_bundle.verify.archive_entries import DEFLATED, STORED, ArchiveEntry, judge_entries
-from horon_bundle.verify.archive_stream import ArchiveStream, ResumeIndex
-from horon_bundle.verify.archive_tape import ArchiveTape
+from horon_bundle.verify.reading.archive_entries import (
+    DEFLATED,
+    STORED,
+    ArchiveEntry,
+    judge_entries,
+)
+from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
+from horon_bundle.verify.reading.archive_stream import ArchiveStream, ResumeIndex
 
 _EOCD = struct.Struct("<4sHHHHIIH")
 _CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
@@ -68,7 +73,7 @@ class ArchiveReader:
         self.entries = entries
         self.size = size
         self._trailer = trailer  # (offset, bytes) of the central directory and end record
-        self._tape: ArchiveTape | None = None
+        self._hasher: ArchiveHasher | None = None
         self._index: tuple[str, ResumeIndex] | None = None
 
     def open(self, name: str, *, resumable: bool = False) -> ArchiveStream:
@@ -77,7 +82,7 @@ class ArchiveReader:
         if resumable:
             self._index = (name, ResumeIndex())
         index = self._index[1] if self._index is not None and self._index[0] == name else None
-        return ArchiveStream(self.fd, self.label, self.entries[name], tape=self._tape,
+        return ArchiveStream(self.fd, self.label, self.entries[name], hasher=self._hasher,
                              index=index)
 
     def start_digest(self) -> None:
@@ -85,19 +90,19 @@ class ArchiveReader:
         framing = [(e.header_offset, e.local_header) for e in self.entries.values()]
         framing += [(e.data_offset + e.compressed_size, e.descriptor)
                     for e in self.entries.values() if e.descriptor]
-        self._tape = ArchiveTape(self.fd, self.size, [*framing, self._trailer])
+        self._hasher = ArchiveHasher(self.fd, self.size, [*framing, self._trailer])
 
     def digest(self) -> Digest:
         """The SHA-256 of the archive file itself, read through the descriptor that was
         validated (what a signature over the archive must cover): from the bytes the entry
         streams read since `start_digest`, and whatever they did not read, read now."""
-        tape = self._tape or ArchiveTape(self.fd, self.size, ())
-        return tape.digest()
+        hasher = self._hasher or ArchiveHasher(self.fd, self.size, ())
+        return hasher.digest()
 
     @property
     def reread(self) -> int:
         """Bytes `digest` had to read itself (0: every byte hashed was a byte judged)."""
-        return self._tape.reread if self._tape is not None else self.size
+        return self._hasher.reread if self._hasher is not None else self.size
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -8,16 +8,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Protocol
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
-
-
-class ByteStream(Protocol):
-    def read(self, size: int = ..., /) -> bytes: ...
-
-    def close(self) -> None: ...
+from horon_bundle.core.streams import ByteStream
 
 
 @dataclass(frozen=True, slots=True)

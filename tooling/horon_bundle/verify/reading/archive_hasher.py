@@ -1,11 +1,11 @@
 """The archive's own SHA-256, from the very bytes its entries were judged from: one read.
 
 A signature (and a publication) covers the archive file; verify judges its entries. Instead
-of reading the file a second time to hash it, the tape hashes the bytes the entry streams
+of reading the file a second time to hash it, the hasher hashes the bytes the entry streams
 read, in file order: the local headers and data descriptors as the reader validated them,
 each entry's compressed bytes as they were inflated, then the central directory and end
 record as validated. The reader proved that these pieces tile the file from offset 0 to its
-end with no gap (`verify.archive_reader`), so their hash is the file's.
+end with no gap (`verify.reading.archive_reader`), so their hash is the file's.
 
 Streams may read out of file order (verify reads plugin.json first): a piece that lies ahead
 of what is hashed so far is held until the hash reaches it, within `HELD_LIMIT` bytes (the
@@ -25,7 +25,7 @@ from horon_bundle.core.inputs import read_at
 HELD_LIMIT = 8 << 20
 
 
-class ArchiveTape:
+class ArchiveHasher:
     def __init__(self, fd: int, size: int, framing: Iterable[tuple[int, bytes]]) -> None:
         """`framing`: (offset, bytes) of everything that is not entry data, as validated."""
         self._fd = fd
