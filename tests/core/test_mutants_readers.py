@@ -20,9 +20,10 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model import checksums
 from horon_bundle.verify import limits
 from horon_bundle.verify.reading.archive_entries import ArchiveEntry, judge_entries
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.archive_stream import ArchiveStream, ResumeIndex
 from horon_bundle.verify.reading.directory import DirectorySource
-from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
+from horon_bundle.verify.reading.open import open_bundle
 
 A, B = "a" * 64, "b" * 64
 

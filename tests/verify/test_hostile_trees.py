@@ -29,9 +29,9 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import CHUNK, hash_stream
 from horon_bundle.verify import limits
 from horon_bundle.verify.reading import directory
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.directory import DirectorySource
 from horon_bundle.verify.reading.interface import BundleFile
-from horon_bundle.verify.reading.open import ArchiveSource
 from tests.conftest import BuiltExample
 from tests.helpers import assert_refused, cli, copy_bundle, tree_snapshot
 

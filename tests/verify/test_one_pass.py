@@ -19,8 +19,9 @@ from horon_bundle.publish.preflight import check_archive
 from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.reading import archive_hasher, archive_reader, archive_stream
 from horon_bundle.verify.reading.archive_reader import validate_archive
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.archive_stream import ResumeIndex
-from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 from tests.conftest import BuiltExample
 from tests.verify.test_archive_agreement import _Unseekable, make_zip

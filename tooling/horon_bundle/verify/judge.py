@@ -39,8 +39,9 @@ from horon_bundle.verify.claims import (
     read_provenance,
 )
 from horon_bundle.verify.native_context import NativeContext
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.interface import BundleSource
-from horon_bundle.verify.reading.open import ArchiveSource, open_bundle
+from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 
 # The checks of a native bundle, in the order they run. A release proves itself by a *pass*

@@ -44,7 +44,7 @@ from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import lint, promote
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
-from horon_bundle.verify.reading.open import ArchiveSource
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

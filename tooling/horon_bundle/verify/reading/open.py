@@ -1,5 +1,5 @@
-"""Opening a bundle: a directory (`verify.reading.directory`) or a validated archive, one
-interface (`verify.reading.interface`).
+"""Opening a bundle: a directory (`verify.reading.directory`) or a validated archive
+(`verify.reading.archive_source`), one interface (`verify.reading.interface`).
 
 `verify` works on `BundleSource`, so a directory and its archive get the same checks and an
 archive is verified by streaming its entries, with nothing extracted.
@@ -12,39 +12,10 @@ import stat
 from pathlib import Path
 
 from horon_bundle.core import codes
-from horon_bundle.core.errors import Findings, Refused
-from horon_bundle.core.hashing import Digest
-from horon_bundle.verify.reading.archive_reader import ArchiveReader, validate_archive
-from horon_bundle.verify.reading.archive_stream import ArchiveStream
+from horon_bundle.core.errors import Refused
+from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.directory import DirectorySource
-from horon_bundle.verify.reading.interface import BundleFile, BundleSource
-
-
-class ArchiveSource(BundleSource):
-    def __init__(self, path: Path) -> None:
-        self.label = path.name
-        self._archive: ArchiveReader = validate_archive(path)
-        self.files = {name: BundleFile(name, e.size, bool(e.mode & stat.S_IXUSR))
-                      for name, e in self._archive.entries.items()}
-        self.layout_findings = Findings()
-
-    def open(self, path: str, *, resumable: bool = False) -> ArchiveStream:
-        return self._archive.open(path, resumable=resumable)
-
-    def start_digest(self) -> None:
-        """Hash the archive from the bytes the entries are judged from (before reading)."""
-        self._archive.start_digest()
-
-    def archive_digest(self) -> Digest:
-        return self._archive.digest()
-
-    @property
-    def digest_reread(self) -> int:
-        """Bytes the digest read beyond what the entry streams read (0: one pass)."""
-        return self._archive.reread
-
-    def close(self) -> None:
-        self._archive.close()
+from horon_bundle.verify.reading.interface import BundleSource
 
 
 def open_bundle(path: Path) -> BundleSource:
