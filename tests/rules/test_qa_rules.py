@@ -447,8 +447,8 @@ def test_find_cycle_returns_the_cycle(ids: str, edges: str, cycle: str) -> None:
     assert find_cycle(_bare_graph(ids, edges)) == cycle.split()
 
 
-# --- rules/release.py: the feature closure and the plugin's compiled features ----------------
-from horon_bundle.rules.release import closure, plugin_features  # noqa: E402
+# --- rules/features_and_qa.py: the feature closure and the plugin's compiled features ------
+from horon_bundle.rules.features_and_qa import closure, plugin_features  # noqa: E402
 
 
 def test_the_closure_of_a_claim_follows_every_feature_once() -> None:

@@ -25,8 +25,7 @@ from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS
 from horon_bundle.model.signer_identity import CertifiedSource
-from horon_bundle.rules.policy_requirements import SourceRepositoryIs, Subject
-from horon_bundle.rules.release import (
+from horon_bundle.rules.features_and_qa import (
     advertised_findings,
     check_advertised,
     find_qa_providers,
@@ -34,6 +33,7 @@ from horon_bundle.rules.release import (
     judge_graph,
     recorded_qa_findings,
 )
+from horon_bundle.rules.policy_requirements import SourceRepositoryIs, Subject
 from horon_bundle.verify.judge import verify_path
 from tests.bundle_edit import byproduct_of, internal
 from tests.conftest import BuiltExample
@@ -397,7 +397,7 @@ def test_an_entry_failing_its_crc_while_hashed(example_release: BuiltExample,
                      result.stdout), result.stdout
 
 
-# --- the chain a QA provider is named with (rules/release.py, pure: models in, chains out) ---
+# --- the chain a QA provider is named with (rules/features_and_qa.py: models in, chains out) --
 def _crate(name: str, table: dict[str, tuple[str, ...]] | None = None,
            compiled: tuple[str, ...] = (), *, qa: bool = False) -> GraphPackage:
     return GraphPackage(id=f"{name}@0.1.0", name=name, version="0.1.0", source="path",

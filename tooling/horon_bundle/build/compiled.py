@@ -25,7 +25,7 @@ from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.declaration import Declaration, PluginDeclaration
 from horon_bundle.model.evidence import Advertised, Invocation
 from horon_bundle.model.graph import PATH_SOURCE, Graph
-from horon_bundle.rules.release import QaProvider, check_advertised, plugin_features
+from horon_bundle.rules.features_and_qa import QaProvider, check_advertised, plugin_features
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from horon_bundle.core.files import exclusive_use, write_failed
 from horon_bundle.core.hashing import copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
 from horon_bundle.model.evidence import EVIDENCE_INVOCATION, Invocation, RecordedArtifact
-from horon_bundle.rules.release import judge_graph
+from horon_bundle.rules.features_and_qa import judge_graph
 
 
 def resolve_package(metadata_member: Package | None, plugin: PluginDeclaration) -> Package:

@@ -20,7 +20,7 @@ from horon_bundle.core.hashing import copy_and_hash
 from horon_bundle.model.evidence import EVIDENCE_RECORD, Advertised
 from horon_bundle.model.record import ArtifactRecord, load_record
 from horon_bundle.rules.binding import binding_findings
-from horon_bundle.rules.release import judge_graph
+from horon_bundle.rules.features_and_qa import judge_graph
 
 
 def library_from_record(request: LibraryRequest, *, prebuilt: Path,

@@ -16,7 +16,7 @@ from horon_bundle.model import qa
 from horon_bundle.model.graph import Graph, GraphEdge
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
-from horon_bundle.rules.release import find_qa_providers
+from horon_bundle.rules.features_and_qa import find_qa_providers
 from horon_bundle.verify.judge import verify_path
 from horon_bundle.verify.report import VerifyReport
 

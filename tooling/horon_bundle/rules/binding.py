@@ -11,7 +11,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.record import ArtifactRecord
-from horon_bundle.rules.release import plugin_features
+from horon_bundle.rules.features_and_qa import plugin_features
 
 
 def binding_findings(record: ArtifactRecord, *, library: Digest, library_name: str,

@@ -21,7 +21,7 @@ from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.model.qa import effective_patterns
 from horon_bundle.model.signer_identity import CertifiedSource, SignerIdentity
-from horon_bundle.rules.release import graph_findings
+from horon_bundle.rules.features_and_qa import graph_findings
 
 _GITHUB_WORKFLOW = re.compile(r"(?P<repository>https://[^@]+?)/\.github/workflows/"
                               r"(?P<workflow>[^@]+)@(?P<ref>.+)")

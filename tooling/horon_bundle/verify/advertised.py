@@ -19,7 +19,7 @@ from horon_bundle.model.evidence import (
     ADVERTISED_RECORDED_ONLY,
     Advertised,
 )
-from horon_bundle.rules.release import advertised_findings
+from horon_bundle.rules.features_and_qa import advertised_findings
 from horon_bundle.verify.check_table import Judged, Skipped, Verdict
 from horon_bundle.verify.native_context import NativeContext
 

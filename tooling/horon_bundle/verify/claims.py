@@ -4,7 +4,7 @@ Reading the statement (provenance.read, provenance.schema), binding (subjects, i
 fields), evidence (the invocation's artifacts, or the embedded artifact record) and the
 resolved graph (present, QA providers, compiled = claimed): rows of `verify.judge.NATIVE_CHECKS`,
 each judging the context the rows before it filled. Every rule is the verifier's own
-(`rules.release`, `rules.binding`): the bundle can add QA patterns, never remove one.
+(`rules.features_and_qa`, `rules.binding`): the bundle can add QA patterns, never remove one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from horon_bundle.model.provenance import MAX_PROVENANCE_BYTES, BuildFacts, pars
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, effective_patterns
 from horon_bundle.model.record import parse_record
 from horon_bundle.rules.binding import binding_findings
-from horon_bundle.rules.release import graph_findings, plugin_features, recorded_qa_findings
+from horon_bundle.rules.features_and_qa import graph_findings, plugin_features, recorded_qa_findings
 from horon_bundle.verify.check_table import Judged, Skipped, Verdict
 from horon_bundle.verify.native_context import GraphJudgement, NativeContext
 
