@@ -307,7 +307,9 @@ def test_record_json_writes_what_load_record_reads(release: Compiled) -> None:
         "claim": loaded.claim, "features": loaded.features, "invocation": loaded.invocation,
         "graph": loaded.graph}
     assert record_json(**fields, advertised=loaded.advertised) == loaded.raw
-    assert loaded.raw["advertised"]["observed_by"] == ["probe", "static-section"]
+    advertised = loaded.raw["advertised"]
+    assert isinstance(advertised, dict)
+    assert advertised["observed_by"] == ["probe", "static-section"]
     assert record_json(**fields, advertised=None) == {**loaded.raw, "advertised": None}
     assert digest.size == release.record.stat().st_size
 

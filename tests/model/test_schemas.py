@@ -180,6 +180,11 @@ PARAMETERS_HOSTILE: dict[str, Mutation] = {
     "unknown evidence kind": _set(f"{INT_}.evidence", "trust-me"),
     "epoch as a string": _set(f"{INT_}.source_date_epoch", "0"),
     "provider field not a string": _set(f"{INT_}.qa.providers", [{"package": 1}]),
+    "provider without its chain": _set(f"{INT_}.qa.providers", [
+        {"package": "qa-mock@0.1.0", "feature": None, "reason": "a QA crate"}]),
+    "provider with an unknown field": _set(f"{INT_}.qa.providers", [
+        {"package": "qa-mock@0.1.0", "feature": None, "reason": "a QA crate", "chain": "p",
+         "note": "x"}]),
     "missing qa markers": _set(f"{INT_}.qa.markers", _DELETE),
 }
 
@@ -193,6 +198,13 @@ def statement(example_release: BuiltExample) -> Doc:
 def test_valid_provenance_parameters_are_accepted_by_both(statement: Doc) -> None:
     parse_provenance(json.dumps(statement).encode())
     assert _schema_ok("provenance-parameters.schema.json", _parameters(statement))
+    with_provider = copy.deepcopy(statement)
+    _set(f"{INT_}.qa.providers", [{"package": "qa-mock@0.1.0", "feature": "qa", "reason": "r",
+                                   "chain": "p → qa-mock"}])(with_provider)
+    facts = parse_provenance(json.dumps(with_provider).encode()).facts
+    assert [p.to_json() for p in facts.qa_providers] == [
+        {"package": "qa-mock@0.1.0", "feature": "qa", "reason": "r", "chain": "p → qa-mock"}]
+    assert _schema_ok("provenance-parameters.schema.json", _parameters(with_provider))
 
 
 @pytest.mark.parametrize("case", sorted(PARAMETERS_HOSTILE))

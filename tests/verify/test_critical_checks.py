@@ -23,7 +23,7 @@ from sigstore.models import Bundle
 from horon_bundle.core.errors import Refused
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.model.qa import BUILTIN_QA_PATTERNS
+from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, QaProvider
 from horon_bundle.model.signer_identity import CertifiedSource
 from horon_bundle.rules.features_and_qa import (
     advertised_findings,
@@ -591,15 +591,17 @@ def test_qa_crates_are_named_with_the_shortest_chain() -> None:
         "reason": "crate 'helper-qa' matches QA pattern '*-qa'", "chain": "plug → c → helper-qa"}
 
 
+def _provider(package: str, feature: str | None = None) -> QaProvider:
+    return QaProvider(package=package, feature=feature, reason="recorded", chain="recorded")
+
+
 @dataclasses.dataclass(frozen=True)
 class _Recorded:
     claim: tuple[str, ...] = ()
     qa_patterns: tuple[str, ...] = ()
     qa_markers: tuple[str, ...] = ("telemetry@0.1.0",)
-    qa_providers: tuple[dict[str, str | None], ...] = (
-        {"package": "helper-qa@0.1.0", "feature": None},
-        {"package": "qa-deep@0.1.0", "feature": None},
-        {"package": "telemetry@0.1.0", "feature": None})
+    qa_providers: tuple[QaProvider, ...] = (
+        _provider("helper-qa@0.1.0"), _provider("qa-deep@0.1.0"), _provider("telemetry@0.1.0"))
 
 
 RECORD = "graph.qa-record"
@@ -619,8 +621,8 @@ PROVIDERS = "[('helper-qa@0.1.0', ''), ('qa-deep@0.1.0', ''), ('telemetry@0.1.0'
      [(RECORD, "provenance.json records QA-marked crates []; its graph marks "
                "['telemetry@0.1.0']")]),
     (_Recorded(qa_markers=("a@0.1.0", "telemetry@0.1.0"), qa_providers=(
-        {"package": "helper-qa@0.1.0", "feature": "x"},
-        {"package": "qa-deep@0.1.0"}, {"package": "telemetry@0.1.0", "feature": None})),
+        _provider("helper-qa@0.1.0", "x"), _provider("qa-deep@0.1.0"),
+        _provider("telemetry@0.1.0"))),
      [(RECORD, "provenance.json records QA providers [('helper-qa@0.1.0', 'x'), "
                "('qa-deep@0.1.0', ''), ('telemetry@0.1.0', '')]; its graph, judged with the "
                f"same 4 patterns, holds {PROVIDERS}"),

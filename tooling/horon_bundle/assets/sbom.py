@@ -12,17 +12,18 @@ bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from horon_bundle.assets.sbom_subject import SbomSubject
 from horon_bundle.model.graph import Graph
+from horon_bundle.model.qa import QaProvider
 
 SBOM_NAME = "sbom.cdx.json"
 SBOM_ROLE = "sbom"
 
 
 def build_sbom(graph: Graph, subject: SbomSubject,
-               qa_providers: Sequence[Mapping[str, str | None]]) -> bytes:
+               qa_providers: Sequence[QaProvider]) -> bytes:
     """The SBOM's canonical JSON bytes; cyclonedx-python-lib is imported only here."""
     from horon_bundle.assets.sbom_cyclonedx import render_sbom  # noqa: PLC0415 - heavy, lazy
 

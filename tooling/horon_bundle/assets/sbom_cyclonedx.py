@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from cyclonedx.model import HashAlgorithm, HashType, Property
 from cyclonedx.model.bom import Bom, BomMetaData
@@ -18,6 +18,7 @@ from packageurl import PackageURL
 from horon_bundle.assets.sbom_subject import SERIAL_NAMESPACE, SbomSubject
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.graph import Graph, GraphPackage
+from horon_bundle.model.qa import QaProvider
 
 _NIL_SERIAL = uuid.UUID(int=0)
 
@@ -35,21 +36,20 @@ def _licenses(package: GraphPackage) -> list[LicenseExpression | DisjunctiveLice
     return [LicenseExpression(package.license)]
 
 
-def _properties(package: GraphPackage,
-                qa: Sequence[Mapping[str, str | None]]) -> list[Property]:
+def _properties(package: GraphPackage, qa: Sequence[QaProvider]) -> list[Property]:
     props = [Property(name=f"horon:features:{kind}", value=",".join(features))
              for kind, features in sorted(package.compiled.items())]
     props.append(Property(name="horon:source", value=package.source))
     if package.qa_marker:
         props.append(Property(name="horon:qa-marker", value="true"))
     for provider in qa:
-        what = "crate" if provider.get("feature") is None else f"feature {provider['feature']}"
+        what = "crate" if provider.feature is None else f"feature {provider.feature}"
         props.append(Property(name="horon:qa-provider",
-                              value=f"{what} via {provider.get('chain') or package.name}"))
+                              value=f"{what} via {provider.chain or package.name}"))
     return props
 
 
-def _component(package: GraphPackage, qa: Sequence[Mapping[str, str | None]],
+def _component(package: GraphPackage, qa: Sequence[QaProvider],
                *, extra: Iterable[Property] = (), hashes: Iterable[HashType] = ()) -> Component:
     all_hashes = list(hashes)
     if package.checksum is not None:
@@ -61,11 +61,11 @@ def _component(package: GraphPackage, qa: Sequence[Mapping[str, str | None]],
 
 
 def render_sbom(graph: Graph, subject: SbomSubject,
-               qa_providers: Sequence[Mapping[str, str | None]]) -> bytes:
+               qa_providers: Sequence[QaProvider]) -> bytes:
     """The SBOM's canonical JSON bytes (sorted keys, as every document the toolchain writes)."""
-    by_package: dict[str, list[Mapping[str, str | None]]] = {}
+    by_package: dict[str, list[QaProvider]] = {}
     for provider in qa_providers:
-        by_package.setdefault(str(provider.get("package")), []).append(provider)
+        by_package.setdefault(provider.package, []).append(provider)
     root = graph.root_package
     root_component = _component(
         root, by_package.get(root.id, ()),

@@ -91,5 +91,5 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
         archive, digest.sha256, (assembled.directory / PROVENANCE_NAME).read_bytes())
     return BuildResult(bundle=assembled.directory, archive=archive, archive_sha256=digest.sha256,
                        manifest=assembled.manifest,
-                       qa_providers=tuple(p["chain"] or "" for p in judged.qa_providers),
+                       qa_providers=tuple(p.chain for p in judged.qa_providers),
                        notes=library.notes + removed)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import horon_bundle
 from horon_bundle.assets.notices import NOTICES_NAME, NOTICES_ROLE, build_notices
@@ -25,7 +24,9 @@ from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.declaration import Declaration, PluginDeclaration
 from horon_bundle.model.evidence import Advertised, Invocation
 from horon_bundle.model.graph import PATH_SOURCE, Graph
-from horon_bundle.rules.features_and_qa import QaProvider, check_advertised, plugin_features
+from horon_bundle.model.qa import QaProvider
+from horon_bundle.model.record import RecordDocument
+from horon_bundle.rules.features_and_qa import check_advertised, plugin_features
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +55,7 @@ class Evidence:
 
     kind: str
     invocation: Invocation | None
-    record: dict[str, Any] | None
+    record: RecordDocument | None
     record_sha256: str | None
     cargo_lock_sha256: str
     source_revision: str | None
@@ -68,7 +69,7 @@ class Judged:
     graph: Graph
     claim: tuple[str, ...]
     features: tuple[str, ...]
-    qa_providers: tuple[dict[str, str | None], ...]
+    qa_providers: tuple[QaProvider, ...]
     qa_markers: tuple[str, ...]
 
 
@@ -107,7 +108,7 @@ def finish_library(request: LibraryRequest, *, path: Path, digest: Digest, packa
     features = plugin_features(graph)
     if advertised is not None:
         check_advertised(advertised, features=features, plugin_id=plugin.id)
-    qa_providers = tuple(p.to_json() for p in providers)
+    qa_providers = tuple(providers)
     subject = SbomSubject(
         plugin_id=plugin.id, target=request.target, profile=plugin.profile,
         channel=request.channel, library_path=f"lib/{path.name}", library_sha256=digest.sha256,

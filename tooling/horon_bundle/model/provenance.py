@@ -19,6 +19,8 @@ from horon_bundle.core.paths import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
+from horon_bundle.model.qa import QaProvider, recorded_providers
+from horon_bundle.model.record import RecordDocument
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
@@ -60,10 +62,10 @@ class BuildFacts:
     source_date_epoch: int
     qa_patterns: tuple[str, ...]
     qa_markers: tuple[str, ...]
-    qa_providers: tuple[dict[str, str | None], ...]
+    qa_providers: tuple[QaProvider, ...]
     evidence: str
     invocation: Invocation | None
-    record: dict[str, Any] | None
+    record: RecordDocument | None
     record_sha256: str | None
     graph: Graph | None
     advertised: Advertised | None
@@ -131,7 +133,7 @@ def statement(facts: BuildFacts, subjects: dict[str, str]) -> dict[str, Any]:
                     "source_date_epoch": facts.source_date_epoch,
                     "qa": {"patterns": list(facts.qa_patterns),
                            "markers": list(facts.qa_markers),
-                           "providers": [dict(p) for p in facts.qa_providers]},
+                           "providers": [p.to_json() for p in facts.qa_providers]},
                 },
                 "resolvedDependencies": resolved,
             },
@@ -246,8 +248,8 @@ def _predicate(reader: FieldReader, predicate: dict[str, Any]) -> BuildFacts | N
     reader.finish(internal, inn)
     patterns = reader.strings(reader.take(qa, "patterns", list, f"{inn}.qa"), f"{inn}.qa.patterns")
     markers = reader.strings(reader.take(qa, "markers", list, f"{inn}.qa"), f"{inn}.qa.markers")
-    providers = _providers(reader, reader.take(qa, "providers", list, f"{inn}.qa") or [],
-                           f"{inn}.qa.providers")
+    providers = recorded_providers(reader, reader.take(qa, "providers", list, f"{inn}.qa") or [],
+                                   f"{inn}.qa.providers")
     reader.finish(qa, f"{inn}.qa")
     if evidence is not None and evidence not in EVIDENCE_KINDS:
         reader.report(codes.PROVENANCE_SCHEMA, f"{inn}.evidence",
@@ -346,21 +348,6 @@ def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> s
                 value = digest.get("sha256")
                 lock = value if isinstance(value, str) else None
     return lock
-
-
-def _providers(reader: FieldReader, raw: list[Any],
-               where: str) -> list[dict[str, str | None]]:
-    providers = []
-    for index, item in enumerate(raw):
-        obj = reader.typed(item, dict, join(where, index))
-        if obj is None:
-            continue
-        if not all(isinstance(v, str) or v is None for v in obj.values()):
-            reader.report(codes.PROVENANCE_SCHEMA, join(where, index),
-                          "provider fields must be strings or null")
-            continue
-        providers.append(dict(obj))
-    return providers
 
 
 def _byproducts(reader: FieldReader,

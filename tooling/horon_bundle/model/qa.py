@@ -17,7 +17,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
+
+from horon_bundle.core import codes
+from horon_bundle.core.fields import FieldReader, join
 
 BUILTIN_QA_PATTERNS: tuple[str, ...] = ("qa", "qa-*", "*-qa", "*-qa-*")
 DEFAULT_QA_PATTERNS = BUILTIN_QA_PATTERNS
@@ -109,3 +114,43 @@ def matching_pattern(name: str, patterns: Iterable[str]) -> str | None:
         if name_matches(name, pattern):
             return pattern
     return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QaProvider:
+    """A QA crate (`feature` None) or QA feature compiled into a graph, why it is one, and the
+    chain of packages and features that pulled it in (`rules.features_and_qa` finds them; a
+    provenance records them)."""
+
+    package: str  # the graph's package id
+    feature: str | None
+    reason: str
+    chain: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"package": self.package, "feature": self.feature, "reason": self.reason,
+                "chain": self.chain}
+
+
+def recorded_providers(reader: FieldReader, raw: list[Any], where: str) -> list[QaProvider]:
+    """The providers a provenance records (`qa.providers`): each exactly the four fields
+    `QaProvider.to_json` writes, every value a string or null."""
+    providers = []
+    for index, item in enumerate(raw):
+        place = join(where, index)
+        obj = reader.typed(item, dict, place)
+        if obj is None:
+            continue
+        if not all(isinstance(v, str) or v is None for v in obj.values()):
+            reader.report(codes.PROVENANCE_SCHEMA, place, "provider fields must be strings or null")
+            continue
+        obj = dict(obj)
+        package = reader.take_text(obj, "package", place)
+        readable, feature = reader.take_nullable(obj, "feature", str, place)
+        reason = reader.take(obj, "reason", str, place)
+        chain = reader.take(obj, "chain", str, place)
+        reader.finish(obj, place)
+        if package is not None and readable and reason is not None and chain is not None:
+            providers.append(QaProvider(package=package, feature=feature, reason=reason,
+                                        chain=chain))
+    return providers

@@ -21,6 +21,9 @@ from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.evidence import Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
 
+# An artifact record as `compile` wrote it (record.json's canonical document): a provenance
+# embeds it whole, and it is decoded (`parse_record`) where it is judged.
+RecordDocument = dict[str, object]
 RECORD_FORMAT = "horon.artifact-record.v1"
 RECORD_NAME = "record.json"
 MAX_RECORD_BYTES = 32 << 20
@@ -42,7 +45,7 @@ class ArtifactRecord:
     invocation: Invocation
     graph: Graph
     advertised: Advertised | None
-    raw: dict[str, Any]
+    raw: RecordDocument
 
 
 def record_json(*, plugin_id: str, package: str, version: str, library_name: str,

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.model.qa import effective_patterns, matching_pattern
+from horon_bundle.model.qa import QaProvider, effective_patterns, matching_pattern
 
 
 class RecordedQa(Protocol):
@@ -41,7 +40,7 @@ class RecordedQa(Protocol):
     def qa_markers(self) -> tuple[str, ...]: ...
 
     @property
-    def qa_providers(self) -> tuple[dict[str, str | None], ...]: ...
+    def qa_providers(self) -> tuple[QaProvider, ...]: ...
 
 
 # --- features ------------------------------------------------------------------------------
@@ -73,18 +72,6 @@ def proper(features: Iterable[str], table: Mapping[str, Iterable[str]]) -> tuple
 
 
 # --- QA providers and their chains -------------------------------------------------
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QaProvider:
-    package: str
-    feature: str | None
-    reason: str
-    chain: str
-
-    def to_json(self) -> dict[str, str | None]:
-        return {"package": self.package, "feature": self.feature, "reason": self.reason,
-                "chain": self.chain}
-
-
 def find_qa_providers(graph: Graph, *, patterns: Iterable[str],
                       claim: Collection[str]) -> list[QaProvider]:
     """Every QA crate, QA-marked crate and QA feature compiled into the graph, with its chain."""
@@ -247,8 +234,7 @@ def recorded_qa_findings(graph: Graph, facts: RecordedQa) -> list[Finding]:
     patterns = effective_patterns(facts.qa_patterns)
     found = find_qa_providers(graph, patterns=patterns, claim=facts.claim)
     recomputed = sorted((p.package, p.feature or "") for p in found)
-    recorded = sorted((str(p.get("package")), str(p.get("feature") or ""))
-                      for p in facts.qa_providers)
+    recorded = sorted((p.package, p.feature or "") for p in facts.qa_providers)
     if recomputed != recorded:
         findings.add(codes.GRAPH_QA_RECORD,
                      f"provenance.json records QA providers {recorded}; its graph, judged with "

@@ -16,7 +16,7 @@ from horon_bundle.core.hashing import Digest
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import Provenance
-from horon_bundle.rules.features_and_qa import QaProvider
+from horon_bundle.model.qa import QaProvider
 from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
 
