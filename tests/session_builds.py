@@ -151,15 +151,15 @@ UNPROBED = frozenset({
 def probe_switched_off() -> Iterator[None]:
     """The build's child-process probe replaced, in this process only, by "not observed"
     (as for a library no build here could load): the product has no switch for it."""
-    from horon_bundle.build import advertised  # noqa: PLC0415 - the tree under test
+    from horon_bundle.build import observation  # noqa: PLC0415 - the tree under test
 
-    read = advertised.read_advertised
-    advertised.read_advertised = (
+    read = observation.read_advertised
+    observation.read_advertised = (
         lambda library, **_: (None, ["probe disabled for a doctor fixture"]))
     try:
         yield
     finally:
-        advertised.read_advertised = read
+        observation.read_advertised = read
 
 
 def build_fault(crate: str, out: Path, target_dir: Path) -> None:

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from horon_bundle.build import advertised as advertised_metadata
+from horon_bundle.build import observation
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
@@ -115,7 +115,7 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
         exit_status=run.exit_status, artifacts=tuple(artifacts),
         source_revision=source.revision, source_dirty=source.dirty,
         cargo_lock_sha256=lock_digest.sha256)
-    advertised, notes = advertised_metadata.read_advertised(
+    advertised, notes = observation.read_advertised(
         copied, target=target, toolchain=request.toolchain, reporter=request.reporter,
         timeout=request.probe_timeout)
     evidence = Evidence(kind=EVIDENCE_INVOCATION, invocation=invocation, record=None,

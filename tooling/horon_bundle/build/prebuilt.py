@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from horon_bundle.build import advertised as advertised_metadata
+from horon_bundle.build import observation
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.cargo.metadata import Metadata, Package, load_metadata
 from horon_bundle.core import codes
@@ -62,7 +62,7 @@ def _advertised(record: ArtifactRecord, library: Path,
                 request: LibraryRequest) -> tuple[Advertised | None, list[str]]:
     """What the prebuilt library advertises here (section, probe where it runs), checked
     against what the record says it advertised on the runner that compiled it."""
-    here, notes = advertised_metadata.read_advertised(
+    here, notes = observation.read_advertised(
         library, target=request.target, toolchain=request.toolchain,
         reporter=request.reporter, timeout=request.probe_timeout)
     recorded = record.advertised
@@ -77,7 +77,7 @@ def _advertised(record: ArtifactRecord, library: Path,
         what = "advertises" if "probe" in here.observed_by else "has a .horon_abi section saying"
         raise Refused.one(code, f"{library.name} {what} {here.summary()} here; the artifact "
                                 f"record says it advertised {recorded.summary()} on its runner")
-    return advertised_metadata.merge_observations(here, recorded), notes
+    return observation.merge_observations(here, recorded), notes
 
 
 def _package_facts(record: ArtifactRecord,

@@ -1,4 +1,5 @@
-"""What a library advertises about itself: its static section, and the probe where it runs.
+"""Observing what a library advertises about itself: its static section, and the probe where
+it runs.
 
 The section is read first, without loading anything (a malformed one is `abi.section`). When
 the library can be loaded on this host the probe runs too (in a contained child process),
