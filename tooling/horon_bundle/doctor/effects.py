@@ -28,7 +28,10 @@ NETWORK_ALLOWED = frozenset({"tool-call", "release"})
 
 
 @dataclass(frozen=True, slots=True)
-class Places:
+class ChildDirs:
+    """The child's temporary directories: its HOME (and working directory), the instance
+    directory and the config directory a run of the library is given."""
+
     home: Path
     instance: Path
     config: Path
@@ -47,7 +50,7 @@ class Places:
         return path == root or path.startswith(root + "/")
 
 
-def judge_trace(report: DoctorReport, found: list[Offence], places: Places) -> None:
+def judge_trace(report: DoctorReport, found: list[Offence], dirs: ChildDirs) -> None:
     """One finding per distinct offending call (path or address), naming its phases."""
     grouped: dict[tuple[str, str, str, str, str], list[str]] = {}
     for offence in found:
@@ -59,7 +62,7 @@ def judge_trace(report: DoctorReport, found: list[Offence], places: Places) -> N
     for (kind, syscall, target, detail, result), phases in grouped.items():
         if kind == "write":
             offending = [p for p in phases
-                         if p in NOTHING_WRITTEN or not places.in_instance(target)]
+                         if p in NOTHING_WRITTEN or not dirs.in_instance(target)]
         else:
             offending = [p for p in phases if p not in NETWORK_ALLOWED]
             for phase in sorted(set(phases) - set(offending)):
@@ -70,7 +73,7 @@ def judge_trace(report: DoctorReport, found: list[Offence], places: Places) -> N
         names = ", ".join(dict.fromkeys(offending))
         times = f" ({len(offending)} calls)" if len(offending) > 1 else ""
         flags = f" {detail}" if detail else ""
-        message = f"during {names}: {syscall} {places.show(target)}{flags} = {result}{times}"
+        message = f"during {names}: {syscall} {dirs.show(target)}{flags} = {result}{times}"
         if kind == "write":
             writes.append(Finding(codes.DOCTOR_SIDE_EFFECT_WRITE, message))
         else:
@@ -103,11 +106,11 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
     return found
 
 
-def judge_snapshots(report: DoctorReport, places: Places,
+def judge_snapshots(report: DoctorReport, dirs: ChildDirs,
                     before: dict[str, dict[str, tuple[int, int, int]]], why: str) -> None:
     """The no-tracer fallback: HOME and the config directory must be as they were."""
     writes: list[Finding] = []
-    for label, root in (("$HOME", places.home), ("$CONFIG_DIR", places.config)):
+    for label, root in (("$HOME", dirs.home), ("$CONFIG_DIR", dirs.config)):
         after = snapshot(root)
         earlier = before.get(label, {})
         for path in sorted(set(after) | set(earlier)):

@@ -23,7 +23,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.reporter import Reporter, SilentReporter
-from horon_bundle.doctor.effects import Places, judge_snapshots, judge_trace, snapshot
+from horon_bundle.doctor.effects import ChildDirs, judge_snapshots, judge_trace, snapshot
 from horon_bundle.doctor.handshake import expect_rows, refusal_rows
 from horon_bundle.doctor.phases import PHASE_CHECKS, judge_phases
 from horon_bundle.doctor.report import DoctorReport
@@ -132,8 +132,8 @@ def extract_library(path: Path, manifest: Manifest, directory: Path) -> Path:
 
 def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: float,
                     memory_limit: int, report: DoctorReport, reporter: Reporter) -> None:
-    places = Places(home=root / "home", instance=root / "instance", config=root / "config")
-    for directory in (places.home, places.instance, places.config, root / "lib"):
+    dirs = ChildDirs(home=root / "home", instance=root / "instance", config=root / "config")
+    for directory in (dirs.home, dirs.instance, dirs.config, root / "lib"):
         directory.mkdir(mode=0o700)
     try:
         library = extract_library(path, manifest, root / "lib")
@@ -151,12 +151,12 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
     _environment_notes(report, tracer, containment)
     rows = refusal_rows(manifest.features)
     expect = expect_rows(rows, inspect_limit=INSPECT_LIMIT, frame_limit=FRAME_LIMIT)
-    before = {"$HOME": snapshot(places.home), "$CONFIG_DIR": snapshot(places.config)}
+    before = {"$HOME": snapshot(dirs.home), "$CONFIG_DIR": snapshot(dirs.config)}
     trace_log = root / "trace.log"
     progress_path = root / "progress.jsonl"
     fd = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-    argument = {"progress_fd": fd, "instance_dir": str(places.instance),
-                "config_dir": str(places.config), "features": ",".join(manifest.features),
+    argument = {"progress_fd": fd, "instance_dir": str(dirs.instance),
+                "config_dir": str(dirs.config), "features": ",".join(manifest.features),
                 "tool": f"{manifest.id}__whoami", "config": CONFIG_BLOB,
                 "rows": [row.to_child() for row in rows], "frame_limit": FRAME_LIMIT,
                 "inspect_limit": INSPECT_LIMIT}
@@ -166,7 +166,7 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
     started = time.monotonic()
     try:
         outcome = run_child("doctor", library, timeout=timeout, memory_limit=memory_limit,
-                            argument=argument, tracer=tracer.argv(trace_log), home=places.home,
+                            argument=argument, tracer=tracer.argv(trace_log), home=dirs.home,
                             pass_fds=(fd,), containment=containment)
     finally:
         os.close(fd)
@@ -176,15 +176,15 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
     if tracer.strace is None:
         judge_phases(report, manifest, library, transcript=transcript, outcome=outcome,
                      rows=rows)
-        judge_snapshots(report, places, before, tracer.note)
+        judge_snapshots(report, dirs, before, tracer.note)
         return
-    found, why = _read_trace(trace_log, places, transcript)
+    found, why = _read_trace(trace_log, dirs, transcript)
     judge_phases(report, manifest, library, transcript=transcript, outcome=outcome, rows=rows)
     if found is None:
         report.skipped("side-effects.write", why)
         report.skipped("side-effects.network", why)
     else:
-        judge_trace(report, found, places)
+        judge_trace(report, found, dirs)
 
 
 def _environment_notes(report: DoctorReport, tracer: Tracer, containment: Containment) -> None:
@@ -213,7 +213,7 @@ def phase_results(outcome: ChildOutcome, progress: Path, expect: Expect | None =
     return reconcile(answer, recorded, expect)
 
 
-def _read_trace(trace_log: Path, places: Places, transcript: Transcript,
+def _read_trace(trace_log: Path, dirs: ChildDirs, transcript: Transcript,
                 ) -> tuple[list[Offence] | None, str]:
     """The offences in the trace, or None and why not (it shows no phase at all). A phase the
     transcript reports but the trace never saw begin is a contradiction (`abi.answer`)."""
@@ -221,7 +221,7 @@ def _read_trace(trace_log: Path, places: Places, transcript: Transcript,
         return None, "strace wrote no log"
     markers: list[str] = []
     with trace_log.open(encoding="utf-8", errors="replace") as lines:
-        found = offences(parse_calls(lines, markers), cwd=str(places.home))
+        found = offences(parse_calls(lines, markers), cwd=str(dirs.home))
     unseen = [name for name in transcript.phases if name not in markers]
     if unseen and not transcript.problems:
         transcript.problems.append(Finding(
