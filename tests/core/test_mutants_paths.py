@@ -1,4 +1,5 @@
-"""core/paths.py, rule by rule: each refusal at its boundary, each acceptance just inside it.
+"""core/paths.py and core/identifiers.py, rule by rule: each refusal at its boundary, each
+acceptance just inside it.
 
 In-process and exact (the message says which rule refused), so `nox -s mutants` can tell
 when a comparison, a bound or a branch of these rules is changed.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers, paths
 
 
 @pytest.mark.parametrize(("path", "problem"), [
@@ -92,7 +93,7 @@ def test_collisions_are_every_pair_naming_one_file(listed: list[str],
     ("x86_64-a-b-c-d", None),
 ])
 def test_target_os_of_supported_64_bit_triples_only(target: str, system: str | None) -> None:
-    assert paths.target_os(target) == system
+    assert identifiers.target_os(target) == system
 
 
 @pytest.mark.parametrize(("target", "problem"), [
@@ -104,7 +105,7 @@ def test_target_os_of_supported_64_bit_triples_only(target: str, system: str | N
                                "target"),
 ])
 def test_target_problem_names_the_first_rule_broken(target: str, problem: str | None) -> None:
-    assert paths.target_problem(target) == problem
+    assert identifiers.target_problem(target) == problem
 
 
 @pytest.mark.parametrize(("name", "problem"), [
@@ -117,4 +118,4 @@ def test_target_problem_names_the_first_rule_broken(target: str, problem: str | 
     ("a\u200bb", "control or format character U+200B"),
 ])
 def test_display_names(name: str, problem: str | None) -> None:
-    assert paths.display_name_problem(name) == problem
+    assert identifiers.display_name_problem(name) == problem

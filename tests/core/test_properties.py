@@ -25,7 +25,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers, paths
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
 from horon_bundle.model import checksums
@@ -141,12 +141,12 @@ def test_manifest_decoder_accepts_or_refuses_any_edit(edits: list[tuple[Any, Any
         assert paths.path_problem(path) is None
 
 
-identifiers = st.from_regex(paths.PLUGIN_ID, fullmatch=True)
-versions = st.from_regex(paths.SEMVER, fullmatch=True)
+plugin_ids = st.from_regex(identifiers.PLUGIN_ID, fullmatch=True)
+versions = st.from_regex(identifiers.SEMVER, fullmatch=True)
 
 
-@given(identifiers, versions, st.lists(st.from_regex(paths.FEATURE, fullmatch=True),
-                                       unique=True, max_size=4))
+@given(plugin_ids, versions, st.lists(st.from_regex(identifiers.FEATURE, fullmatch=True),
+                                      unique=True, max_size=4))
 def test_manifest_round_trips(plugin_id: str, version: str, features: list[str]) -> None:
     document = json.loads(json.dumps(MANIFEST))
     document.update(id=plugin_id, version=version,
@@ -251,7 +251,7 @@ def test_a_damaged_archive_is_refused_or_read_as_zipfile_reads_it(
 digests = st.dictionaries(
     st.from_regex(r"[A-Za-z0-9_.-]{1,10}(/[A-Za-z0-9_-]{1,10}){0,2}", fullmatch=True)
     .filter(lambda p: paths.path_problem(p) is None and p != "SHA256SUMS"),
-    st.from_regex(paths.SHA256_HEX, fullmatch=True), max_size=8)
+    st.from_regex(identifiers.SHA256_HEX, fullmatch=True), max_size=8)
 
 
 @pytest.mark.slow

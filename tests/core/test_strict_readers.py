@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers, paths
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
 from horon_bundle.model import checksums
@@ -132,7 +132,7 @@ def test_collisions_fold_case_and_normalisation() -> None:
     ("x86_64-unknown-freebsd", None), ("not a triple", None),
 ])
 def test_target_os(target: str, os_name: str | None) -> None:
-    assert paths.target_os(target) == os_name
+    assert identifiers.target_os(target) == os_name
 
 
 def test_a_tool_format_number_past_pythons_digit_limit_is_a_clean_refusal() -> None:

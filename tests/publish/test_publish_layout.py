@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers
 from horon_bundle.core.errors import Refused
 from horon_bundle.publish.destination import FileAddress, OciAddress, parse_address
 from horon_bundle.publish.oci_client import RegistryClient
@@ -28,7 +28,7 @@ SEMVERS = st.builds(
     + (f"+{'.'.join(build)}" if build else ""),
     st.lists(_NUMBER, min_size=3, max_size=3),
     st.lists(_IDENT, max_size=3), st.lists(_IDENT, max_size=3),
-).filter(lambda v: paths.SEMVER.match(v) is not None)
+).filter(lambda v: identifiers.SEMVER.match(v) is not None)
 TARGETS = st.from_regex(r"[a-z0-9_]{1,8}(-[a-z0-9_.]{1,8}){2,3}", fullmatch=True)
 
 

@@ -25,7 +25,7 @@ from horon_bundle.abi.binary_formats import (
     detect_format,
     read_exact,
 )
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.fields import describe_value
 from horon_bundle.core.streams import ByteStream
@@ -60,7 +60,7 @@ def _locate(source: RandomAccess, target: str | None) -> SectionLocation | None:
     kind = detect_format(read_exact(source, 0, min(4, source.size), "file header"))
     if kind is None:
         raise Malformed("not an ELF, PE or Mach-O file")
-    expected = FORMAT_FOR_OS.get(paths.target_os(target) or "") if target else None
+    expected = FORMAT_FOR_OS.get(identifiers.target_os(target) or "") if target else None
     if expected is not None and kind != expected:
         raise Malformed(f"a {kind} file, but target {target} libraries are {expected}")
     location = READERS[kind](source)
@@ -120,7 +120,7 @@ def parse_section(data: bytes, *, source: str) -> Advertised:
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         problems.append("features is not an array of strings")
     else:
-        bad = [f for f in features if not paths.FEATURE.fullmatch(f)]
+        bad = [f for f in features if not identifiers.FEATURE.fullmatch(f)]
         if bad:
             problems.append(f"features {bad} are not feature tokens")
         if features != sorted(set(features)):

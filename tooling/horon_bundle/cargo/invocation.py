@@ -16,7 +16,7 @@ from pathlib import Path
 
 from horon_bundle.cargo.diagnostics import cargo_failure
 from horon_bundle.cargo.metadata import feature_flags
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.process import DEVNULL, PIPE, spawn
 from horon_bundle.core.strictjson import read_json
@@ -164,7 +164,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _library_file(filenames: Sequence[Path], target: str) -> Path:
-    wanted = paths.LIBRARY_EXTENSIONS.get(paths.target_os(target) or "linux", ".so")
+    wanted = identifiers.LIBRARY_EXTENSIONS.get(identifiers.target_os(target) or "linux", ".so")
     for filename in filenames:
         if filename.name.endswith(wanted):
             return filename

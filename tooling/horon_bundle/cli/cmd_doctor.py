@@ -10,7 +10,7 @@ from typing import Any
 from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import mebibytes, positive_seconds
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args, target_from_args
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers
 from horon_bundle.doctor.report import DoctorReport
 from horon_bundle.doctor.run import doctor_path
 from horon_bundle.load.containment import DEFAULT_MEMORY_LIMIT_MIB
@@ -80,7 +80,7 @@ def _bundle_path(args: argparse.Namespace) -> Path:
     id, is a path; otherwise the copy installed under that id (checked like `horon-bundle
     check` first)."""
     if not args.installed and (os.path.lexists(args.path)
-                               or not paths.PLUGIN_ID.fullmatch(args.path)):
+                               or not identifiers.PLUGIN_ID.fullmatch(args.path)):
         return Path(args.path)
     home, _ = home_from_args(args)
     from horon_bundle.install.survey import check as check_installed  # noqa: PLC0415 - ids only

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_stream
 from horon_bundle.install.copies import through_descriptor
@@ -124,7 +124,7 @@ def stored_names(store: Chain) -> list[str]:
     except OSError as exc:
         raise io_error(store.where, exc) from None
     return [n for n in names if n.endswith(STORED_SUFFIX)
-            and paths.SHA256_HEX.fullmatch(n[: -len(STORED_SUFFIX)])]
+            and identifiers.SHA256_HEX.fullmatch(n[: -len(STORED_SUFFIX)])]
 
 
 def collect_garbage(store: Chain, state: HomeState) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.dirs import Chain
 from horon_bundle.install.harness_store import stored_names, verify_stored
@@ -188,7 +188,7 @@ def installed_kind(home_path: Path, name: str, kind: str | None) -> BundleKind:
         if name not in state.harness:
             return BundleKind.NATIVE
         native = name in state.native
-        if not native and paths.PLUGIN_ID.fullmatch(name):
+        if not native and identifiers.PLUGIN_ID.fullmatch(name):
             chain = home.area(NATIVE_DIR, create=False)
             if chain is not None:
                 with chain:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Refused
 
 NATIVE_DIR = "native-plugins"
@@ -65,20 +65,20 @@ def resolve_home(given: Path | None, environ: Mapping[str, str]) -> tuple[Path, 
 
 
 def check_id(plugin_id: str) -> str:
-    if not paths.PLUGIN_ID.fullmatch(plugin_id):
+    if not identifiers.PLUGIN_ID.fullmatch(plugin_id):
         raise Refused.one(codes.INSTALL_NAME, f"plugin id {plugin_id!r} does not match "
                                               "^[a-z][a-z0-9-]{1,62}$")
     return plugin_id
 
 
 def check_version(version: str) -> str:
-    if not paths.SEMVER.fullmatch(version):
+    if not identifiers.SEMVER.fullmatch(version):
         raise Refused.one(codes.INSTALL_NAME, f"version {version!r} is not a semantic version")
     return version
 
 
 def check_target(target: str) -> str:
-    problem = paths.target_problem(target)
+    problem = identifiers.target_problem(target)
     if problem is not None:  # the triple grammar admits no "/" and no leading "."
         raise Refused.one(codes.INSTALL_NAME, f"target: {problem}")
     return target

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.strictjson import canonical_bytes, read_json
@@ -193,7 +193,7 @@ class _Decoder:
         self.reader.report(codes.INSTALL_STATE, where, message)
 
     def key(self, value: str, pattern: re.Pattern[str] | None, where: str, what: str) -> bool:
-        ok = paths.target_problem(value) is None if pattern is None \
+        ok = identifiers.target_problem(value) is None if pattern is None \
             else pattern.fullmatch(value) is not None
         if not ok:
             self.bad(where, f"{describe_value(value)} is not a {what}")
@@ -214,7 +214,7 @@ class _Decoder:
             self.bad(join(where, "installed_at"), f"{describe_value(installed_at)} is not a "
                                                   "UTC time like 2026-01-31T12:00:00Z")
         for name, digest in (("content_sha256", content), ("archive_sha256", archive)):
-            if digest is not None and not paths.SHA256_HEX.fullmatch(digest):
+            if digest is not None and not identifiers.SHA256_HEX.fullmatch(digest):
                 self.bad(join(where, name), f"{describe_value(digest)} is not a SHA-256")
         if source is not None and not (0 < len(source) <= _MAX_SOURCE
                                        and source.isprintable()):
@@ -240,7 +240,7 @@ class _Decoder:
         for version, raw_targets in (raw_installed or {}).items():
             at = join(join(where, "installed"), version)
             targets = self.reader.typed(raw_targets, dict, at)
-            if not self.key(version, paths.SEMVER, at, "semantic version") or targets is None:
+            if not self.key(version, identifiers.SEMVER, at, "semantic version") or targets is None:
                 continue
             if not targets:
                 self.bad(at, "a version with no target")
@@ -275,7 +275,7 @@ class _Decoder:
         source = self.reader.take(doc, "source", str, where)
         catalogue = self.reader.take(doc, "catalogue", dict, where)
         self.reader.finish(doc, where)
-        if sha256 is not None and not paths.SHA256_HEX.fullmatch(sha256):
+        if sha256 is not None and not identifiers.SHA256_HEX.fullmatch(sha256):
             self.bad(join(where, "sha256"), f"{describe_value(sha256)} is not a SHA-256")
             sha256 = None
         if size is not None and size < 0:
@@ -355,7 +355,7 @@ def parse_state(data: bytes, source: str) -> HomeState:
     for plugin_id, raw_plugin in (raw_native or {}).items():
         where = join("native_plugins", plugin_id)
         plugin = decoder.plugin(raw_plugin, where)
-        if decoder.key(plugin_id, paths.PLUGIN_ID, where, "plugin id") and plugin is not None:
+        if decoder.key(plugin_id, identifiers.PLUGIN_ID, where, "plugin id") and plugin is not None:
             native[plugin_id] = plugin
     decoder.findings.raise_if_any()
     return HomeState(native, harness)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Findings, Refused, exit_status_for
 from horon_bundle.install.copies import VerifiedCopy, installed_copy
 from horon_bundle.install.dirs import Chain, io_error
@@ -106,7 +106,7 @@ def survey(home_path: Path, *, plugin_id: str | None = None, verify: bool = Fals
            catalogue: bool = False) -> Survey:
     """What is installed (on disk and recorded), each copy verified when `verify`; native
     plugins and harness bundles (a name that is no native id can only be a harness one)."""
-    native_name = plugin_id is None or paths.PLUGIN_ID.fullmatch(plugin_id) is not None
+    native_name = plugin_id is None or identifiers.PLUGIN_ID.fullmatch(plugin_id) is not None
     if not native_name:
         assert plugin_id is not None
         check_name(plugin_id)
@@ -153,7 +153,7 @@ class _Walker:
         for pid in _entries(native.fd, NATIVE_DIR):
             if pid.startswith((STAGING_PREFIX, TRASH_PREFIX)) or self.only not in (None, pid):
                 continue
-            if not paths.PLUGIN_ID.fullmatch(pid):
+            if not identifiers.PLUGIN_ID.fullmatch(pid):
                 self.result.notes.append(f"{NATIVE_DIR}/{pid}: not a plugin id; ignored")
                 continue
             try:
@@ -165,7 +165,7 @@ class _Walker:
                 self.result.findings.extend(exc.findings)
 
     def version(self, by_id: Chain, version: str) -> None:
-        if not paths.SEMVER.fullmatch(version):
+        if not identifiers.SEMVER.fullmatch(version):
             self.result.notes.append(f"{by_id.child_where(version)}: not a version; ignored")
             return
         try:
@@ -177,7 +177,7 @@ class _Walker:
             self.result.findings.extend(exc.findings)
 
     def target(self, by_version: Chain, target: str) -> None:
-        if paths.target_problem(target) is not None:
+        if identifiers.target_problem(target) is not None:
             self.result.notes.append(f"{by_version.child_where(target)}: not a target; ignored")
             return
         pid, version = by_version.links[-2].name, by_version.links[-1].name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from horon_bundle.core import paths
+from horon_bundle.core import identifiers
 
 
 def _identifier(part: str) -> tuple[int, int, str]:
@@ -12,7 +12,7 @@ def _identifier(part: str) -> tuple[int, int, str]:
 
 def precedence(version: str) -> tuple[object, ...]:
     """A sort key: build metadata ignored, a pre-release below its release."""
-    if not paths.SEMVER.fullmatch(version):
+    if not identifiers.SEMVER.fullmatch(version):
         raise ValueError(f"not a semantic version: {version!r}")
     core, _, pre = version.split("+", 1)[0].partition("-")
     major, minor, patch = (int(x) for x in core.split("."))

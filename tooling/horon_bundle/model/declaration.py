@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.hashing import Digest, hash_bytes
@@ -175,15 +175,15 @@ def _plugin(reader: FieldReader, table: dict[str, Any], where: str) -> PluginDec
     def bad(field: str, message: str) -> None:
         reader.report(codes.DECLARATION_VALUE, join(where, field), message)
 
-    if plugin_id is not None and not paths.PLUGIN_ID.fullmatch(plugin_id):
+    if plugin_id is not None and not identifiers.PLUGIN_ID.fullmatch(plugin_id):
         bad("id", f"{describe_value(plugin_id)} does not match [a-z][a-z0-9-]{{1,62}}")
-    if name is not None and (problem := paths.display_name_problem(name)):
+    if name is not None and (problem := identifiers.display_name_problem(name)):
         bad("name", f"{describe_value(name)}: {problem}")
-    if package is not None and not paths.CRATE_NAME.fullmatch(package):
+    if package is not None and not identifiers.CRATE_NAME.fullmatch(package):
         bad("package", f"{describe_value(package)} is not a cargo package name")
     for field, values in (("features", features), ("qa-features", qa_features)):
         for feature in values or []:
-            if not paths.FEATURE.fullmatch(feature):
+            if not identifiers.FEATURE.fullmatch(feature):
                 bad(field, f"{feature!r} is not a feature token")
         if values is not None and len(set(values)) != len(values):
             bad(field, "a feature is listed twice")
@@ -191,11 +191,11 @@ def _plugin(reader: FieldReader, table: dict[str, Any], where: str) -> PluginDec
         if not targets:
             bad("targets", "no target declared")
         for target in targets:
-            if problem := paths.target_problem(target):
+            if problem := identifiers.target_problem(target):
                 bad("targets", problem)
         if len(set(targets)) != len(targets):
             bad("targets", "a target is listed twice")
-    if profile is not None and not paths.PROFILE.fullmatch(profile):
+    if profile is not None and not identifiers.PROFILE.fullmatch(profile):
         bad("profile", f"{describe_value(profile)} is not a cargo profile name")
     if license_file is not None and (problem := paths.path_problem(license_file)):
         bad("license-file", f"{describe_value(license_file)}: {problem}")
@@ -226,7 +226,7 @@ def _sidecars(reader: FieldReader, raw: list[Any] | None,
         source = reader.take(table, "source", str, place)
         executable = reader.take_optional(table, "executable", bool, place, False)
         reader.finish(table, place)
-        if name is not None and not paths.PLUGIN_ID.fullmatch(name):
+        if name is not None and not identifiers.PLUGIN_ID.fullmatch(name):
             reader.report(codes.DECLARATION_VALUE, join(place, "name"),
                           f"{describe_value(name)} is not a sidecar name")
             name = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.strictjson import canonical_bytes, read_json
@@ -153,15 +153,15 @@ class _Decoder:
         r.finish(doc, "")
         abi_major, abi_minor = self.abi(abi)
 
-        if plugin_id is not None and not paths.PLUGIN_ID.fullmatch(plugin_id):
+        if plugin_id is not None and not identifiers.PLUGIN_ID.fullmatch(plugin_id):
             self.value("id", f"{describe_value(plugin_id)} does not match [a-z][a-z0-9-]{{1,62}}")
-        if name is not None and (problem := paths.display_name_problem(name)):
+        if name is not None and (problem := identifiers.display_name_problem(name)):
             self.value("name", f"{describe_value(name)}: {problem}")
-        if version is not None and not paths.SEMVER.fullmatch(version):
+        if version is not None and not identifiers.SEMVER.fullmatch(version):
             self.value("version", f"{describe_value(version)} is not a semantic version")
-        if target is not None and (problem := paths.target_problem(target)):
+        if target is not None and (problem := identifiers.target_problem(target)):
             r.report(codes.MANIFEST_TARGET, "target", problem)
-        if profile is not None and not paths.PROFILE.fullmatch(profile):
+        if profile is not None and not identifiers.PROFILE.fullmatch(profile):
             self.value("profile", f"{describe_value(profile)} is not a cargo profile name")
         if channel is not None and channel not in CHANNELS:
             self.value("channel", f"{describe_value(channel)} is not 'release' or 'qa'")
@@ -212,7 +212,7 @@ class _Decoder:
 
     def features(self, features: list[str], channel: str | None) -> None:
         for index, feature in enumerate(features):
-            if not paths.FEATURE.fullmatch(feature):
+            if not identifiers.FEATURE.fullmatch(feature):
                 self.value(f"features[{index}]", f"{feature!r} is not a feature token")
         if features != sorted(set(features)):
             self.r.report(codes.MANIFEST_FEATURES_ORDER, "features",
@@ -226,13 +226,13 @@ class _Decoder:
                                   f"{pattern!r}")
 
     def library(self, library: FileDigest, target: str) -> None:
-        os_name = paths.target_os(target)
+        os_name = identifiers.target_os(target)
         parts = library.path.split("/")
         if len(parts) != 2 or parts[0] != "lib":
             self.r.report(codes.MANIFEST_PATH_PLACE, "library.path",
                           f"{library.path!r} is not a file directly under lib/")
         elif os_name is not None:
-            expected = paths.LIBRARY_EXTENSIONS[os_name]
+            expected = identifiers.LIBRARY_EXTENSIONS[os_name]
             if not library.path.endswith(expected):
                 self.r.report(codes.MANIFEST_LIBRARY_EXTENSION, "library.path",
                               f"{library.path!r} for target {target} must end with {expected}")
@@ -286,7 +286,7 @@ class _Decoder:
             self.r.report(codes.MANIFEST_PATH_UNSAFE, join(where, "path"),
                           f"{describe_value(path)}: {problem}")
             path = None
-        if sha256 is not None and not paths.SHA256_HEX.fullmatch(sha256):
+        if sha256 is not None and not identifiers.SHA256_HEX.fullmatch(sha256):
             self.value(join(where, "sha256"), f"{describe_value(sha256)} is not 64 lowercase hex")
             sha256 = None
         if path is None or sha256 is None or size is None:
@@ -298,7 +298,7 @@ class _Decoder:
             return None
         spdx = self.r.take(obj, "spdx", str, "license")
         file = self.file(obj, "license")
-        if spdx is not None and not paths.SPDX_EXPRESSION.fullmatch(spdx):
+        if spdx is not None and not identifiers.SPDX_EXPRESSION.fullmatch(spdx):
             self.value("license.spdx", f"{describe_value(spdx)} is not an SPDX expression")
             spdx = None
         if spdx is None or file is None:
@@ -323,7 +323,7 @@ class _Decoder:
         name = self.r.take(obj, "name", str, where)
         executable = self.r.take(obj, "executable", bool, where)
         file = self.file(obj, where)
-        if name is not None and not paths.PLUGIN_ID.fullmatch(name):
+        if name is not None and not identifiers.PLUGIN_ID.fullmatch(name):
             self.value(join(where, "name"), f"{describe_value(name)} is not a sidecar name")
             name = None
         if name is None or executable is None or file is None:

@@ -15,7 +15,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.hashing import hash_bytes
-from horon_bundle.core.paths import SHA256_HEX
+from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json

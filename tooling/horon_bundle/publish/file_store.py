@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers, paths
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import DirectoryLease, fsync_directory, lease_directory, remove_stale
@@ -163,11 +163,11 @@ class FileStore(Destination):
         key = item.key
         problems = []
         if key.kind == BundleKind.NATIVE:
-            if not paths.PLUGIN_ID.fullmatch(key.name):
+            if not identifiers.PLUGIN_ID.fullmatch(key.name):
                 problems.append(f"id {key.name!r}")
-            if not paths.SEMVER.fullmatch(key.version):
+            if not identifiers.SEMVER.fullmatch(key.version):
                 problems.append(f"version {key.version!r}")
-            if key.target is None or paths.target_problem(key.target) is not None:
+            if key.target is None or identifiers.target_problem(key.target) is not None:
                 problems.append(f"target {key.target!r}")
         else:
             for what, value in (("name", key.name), ("version", key.version)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.publish.connect import open_destination
@@ -135,10 +135,10 @@ def yank(request: YankRequest, environ: Mapping[str, str], reporter: Reporter) -
     problem = reason_problem(request.reason)
     if problem:
         raise Refused.one(codes.YANK_REASON, f"--reason: {problem}")
-    for value, valid in ((request.plugin_id, paths.PLUGIN_ID.fullmatch(request.plugin_id)),
-                         (request.version, paths.SEMVER.fullmatch(request.version)),
+    for value, valid in ((request.plugin_id, identifiers.PLUGIN_ID.fullmatch(request.plugin_id)),
+                         (request.version, identifiers.SEMVER.fullmatch(request.version)),
                          (request.target or "", request.target is None
-                          or paths.target_problem(request.target) is None)):
+                          or identifiers.target_problem(request.target) is None)):
         if not valid:
             raise Refused.one(codes.YANK_NOT_PUBLISHED, f"{value[:80]!r} is not a valid plugin "
                                                         "id, version or target")

@@ -13,7 +13,7 @@ import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import rename_no_replace, staging_directory, write_failed
 from horon_bundle.core.process import run_quiet
@@ -60,7 +60,7 @@ class NewResult:
 
 
 def check_name(name: str) -> None:
-    if not paths.PLUGIN_ID.fullmatch(name):
+    if not identifiers.PLUGIN_ID.fullmatch(name):
         raise Refused.one(codes.NEW_NAME, f"{name!r} is not a plugin id: lowercase letters, "
                                           "digits and '-', starting with a letter, 2 to 63 "
                                           "characters")

@@ -10,7 +10,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import describe_value
-from horon_bundle.core.paths import SHA256_HEX
+from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.layout import MAX_JSON_BYTES, component_path
 from horon_bundle.model.harness.manifest import VERSION, name_problem

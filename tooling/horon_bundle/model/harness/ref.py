@@ -8,7 +8,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.core.paths import SHA256_HEX
+from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.manifest import name_problem

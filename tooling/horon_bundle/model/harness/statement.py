@@ -11,7 +11,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings
 from horon_bundle.core.fields import FieldReader
-from horon_bundle.core.paths import SHA256_HEX
+from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.provenance import PREDICATE_TYPE, STATEMENT_TYPE
 
