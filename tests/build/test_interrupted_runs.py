@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from horon_bundle.build.output import remove_debris
-from horon_bundle.core.checkpoint import ENVIRONMENT
+from horon_bundle.core.checkpoint import CHECKPOINT
 from tests.conftest import BuiltExample
 from tests.gate_helpers import ABI_FAULTS
 from tests.helpers import HOST, TEMPLATE, cli, tree_snapshot
@@ -52,7 +52,7 @@ def paused() -> Iterator[Callable[..., subprocess.Popen[str]]]:
               ) -> subprocess.Popen[str]:
         process = subprocess.Popen(
             [sys.executable, "-m", "horon_bundle", *map(str, args)],
-            env={**os.environ, "COLUMNS": "200", **(env or {}), ENVIRONMENT: f"pause:{step}"},
+            env={**os.environ, "COLUMNS": "200", **(env or {}), CHECKPOINT: f"pause:{step}"},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
         started.append(process)
         return process
@@ -78,7 +78,7 @@ def test_a_killed_publish_leaves_temp_files_the_next_run_removes(
     store = tmp_path / "store"
     store.mkdir()
     url = f"file://{store}"
-    killed = cli("publish", dist, env={**publish_env(url), ENVIRONMENT: "kill:publish.temp"})
+    killed = cli("publish", dist, env={**publish_env(url), CHECKPOINT: "kill:publish.temp"})
     assert killed.status == -signal.SIGKILL, killed.stderr
     assert [p.name[:2] for p in (store / ".tmp").iterdir()] == ["w-"]
     again = cli("publish", dist, "--json", env=publish_env(url))
@@ -123,7 +123,7 @@ def test_a_killed_build_leaves_debris_the_next_build_removes(
         tmp_path: Path, cargo_target_dir: Path, step: str, left: tuple[str, ...]) -> None:
     out = tmp_path / "out"
     killed = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir,
-                 env={ENVIRONMENT: f"kill:{step}"})
+                 env={CHECKPOINT: f"kill:{step}"})
     assert killed.status == -signal.SIGKILL, killed.stderr
     debris = _debris(out)
     assert sorted(prefix for prefix in left if any(n.startswith(prefix) for n in debris)) == \
@@ -145,7 +145,7 @@ def test_a_build_killed_while_swapping_bundles_loses_neither(
     assert cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir).status == 0
     before = tree_snapshot(out / NAME)
     killed = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir,
-                 env={ENVIRONMENT: "kill:build.swapping", "SOURCE_DATE_EPOCH": "1700000000"})
+                 env={CHECKPOINT: "kill:build.swapping", "SOURCE_DATE_EPOCH": "1700000000"})
     assert killed.status == -signal.SIGKILL, killed.stderr
     assert not (out / NAME).exists()
     [aside] = [name for name in _debris(out) if name.startswith(f".{NAME}.old-")]

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import hash_file
 from horon_bundle.install.copies import content_digest
-from horon_bundle.install.pause import pause
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.audit import AuditOptions, audit_path
 from horon_bundle.verify.check_table import unproven
@@ -50,7 +50,7 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
             archive_sha256 = hash_file(path).sha256
         except OSError as exc:
             raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
-        pause("hashed")
+        checkpoint("hashed")
     report = audit_path(path, options)
     unchanged_since(path, archive_stat)  # the bytes hashed are the bytes verified
     findings = Findings()

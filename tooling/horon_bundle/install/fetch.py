@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes, paths
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.copies import through_descriptor
 from horon_bundle.install.dirs import DIR_FLAGS, READ_FLAGS, lstat_at, regular_fd
 from horon_bundle.install.harness_store import Opened, judge_opened, open_file_at
 from horon_bundle.install.home import open_home, require_posix
 from horon_bundle.install.layout import DIGEST_DIR, HARNESS_DIR, stored_name, stored_where
-from horon_bundle.install.pause import pause
 from horon_bundle.install.staging import Staging
 from horon_bundle.model.harness.ref import BundleRef, zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
@@ -220,7 +220,7 @@ def _unpack(opened: Opened, judged: HarnessReport, parent: int, into: Path,
                     stream.close()
             staging.finish()
             _check_staged(staging, parent, judged)
-            pause("unpacked")
+            checkpoint("unpacked")
             staging.recheck()
             _same_parent(into, parent)
             if not opened.unchanged(before):

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_file
 from horon_bundle.install.admission import stat_key, unchanged_since
-from horon_bundle.install.pause import pause
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
@@ -84,7 +84,7 @@ def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions) ->
         digest = hash_file(zipped)
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{zipped}: {exc.strerror}") from None
-    pause("hashed")
+    checkpoint("hashed")
     report = verify_any(path, options, harness)
     unchanged_since(zipped, before)
     findings = Findings()

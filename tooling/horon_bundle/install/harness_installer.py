@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.install.dirs import lstat_at
@@ -38,7 +39,6 @@ from horon_bundle.install.layout import (
     stored_name,
     stored_where,
 )
-from horon_bundle.install.pause import pause
 from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HarnessRecord, HomeState, now_utc, source_name
@@ -96,7 +96,7 @@ def install_harness(request: InstallRequest,
         assert store is not None
         with store:
             store.same_device(store.links[0].fd)
-            pause("walked")
+            checkpoint("walked")
             state = read_state(home.fd)
             removed = collect_garbage(store, state)
             notes = tuple(f"removed {what}: no record names it (an interrupted install or "
@@ -118,7 +118,7 @@ def install_harness(request: InstallRequest,
             state_fitting(new_state)  # before the zip is stored: a refusal leaves no file
             reporter.step(f"storing {admitted.name} {admitted.version} in {home.path}")
             _stage_and_commit(home, store, admitted)
-        pause("renamed")
+        checkpoint("renamed")
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, wrote=("files", "state"), notes=notes)
 
@@ -171,9 +171,9 @@ def _stage_and_commit(home: Home, store: Chain, admitted: AdmittedHarness) -> No
         except OSError as exc:
             raise Refused.one(codes.INSTALL_INTEGRITY, f"{admitted.path.name}: "
                                                        f"{exc.strerror}") from None
-        pause("copying")
+        checkpoint("copying")
         staging.finish()
-        pause("staged")
+        checkpoint("staged")
         parent, name = staging.member_fd(member)
         opened = open_file_at(parent, name, f"{staging.where}/{member}",
                               home.path / HARNESS_DIR / staging.name / member)
@@ -189,7 +189,7 @@ def _stage_and_commit(home: Home, store: Chain, admitted: AdmittedHarness) -> No
                                    f"{staging.where}/{member}: the staged copy differs from the "
                                    f"verified zip {admitted.path.name}"),
                            *(judged if isinstance(judged, list) else [])])
-        pause("before-rename")
+        checkpoint("before-rename")
         home.recheck()
         store.recheck()
         staging.recheck()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.install.admission import Admitted, admit
@@ -28,7 +29,6 @@ from horon_bundle.install.dirs import Chain
 from horon_bundle.install.harness_installer import HarnessInstallResult, install_harness
 from horon_bundle.install.home import Home, require_posix, writing
 from horon_bundle.install.layout import NATIVE_DIR, relative
-from horon_bundle.install.pause import pause
 from horon_bundle.install.request import InstallRequest
 from horon_bundle.install.staging import Staging
 from horon_bundle.install.state import HomeState, InstalledCopy, now_utc, source_name
@@ -97,7 +97,7 @@ def install(request: InstallRequest,
                 if not chain.descend(part):
                     break
             chain.same_device(area)
-            pause("walked")
+            checkpoint("walked")
             state = read_state(home.fd)
             present = len(chain.links) - 1  # how many of id, version, target exist
             if present == len(parts):
@@ -112,7 +112,7 @@ def install(request: InstallRequest,
             state_fitting(new_state)  # before staging: a refusal leaves no copy behind
             reporter.step(f"installing {' '.join(parts)} into {home.path}")
             _stage_and_commit(home, chain, admitted, parts, present)
-        pause("renamed")
+        checkpoint("renamed")
         replace_state(home.fd, new_state)
     return _result(INSTALLED, admitted, request, enabled=request.enable,
                    wrote=("files", "state"), notes=tuple(notes))
@@ -162,7 +162,7 @@ def _stage_and_commit(home: Home, chain: Chain, admitted: Admitted,
     with Staging(area.fd, NATIVE_DIR, home.path / NATIVE_DIR, missing[1:]) as staging:
         _copy(admitted, staging)
         staging.finish()
-        pause("staged")
+        checkpoint("staged")
         root = staging.root
         report = verify_copy(root)
         if not report.ok or report.digests != admitted.report.digests:
@@ -170,7 +170,7 @@ def _stage_and_commit(home: Home, chain: Chain, admitted: Admitted,
                                    f"{root.where}: the staged copy differs from the verified "
                                    f"bundle {admitted.path.name}"),
                            *relabel(report.findings, root.name, root.where)])
-        pause("before-rename")
+        checkpoint("before-rename")
         home.recheck()
         chain.recheck()
         staging.recheck()
@@ -199,7 +199,7 @@ def _copy(admitted: Admitted, staging: Staging) -> None:
             finally:
                 stream.close()
             if index == 0:
-                pause("copying")
+                checkpoint("copying")
 
 
 def _already(request: InstallRequest, home: Home, chain: Chain, admitted: Admitted,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import renameat2_noreplace
 from horon_bundle.install.copies import installed_copy
@@ -37,7 +38,6 @@ from horon_bundle.install.layout import (
     stored_where,
 )
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
-from horon_bundle.install.pause import pause
 from horon_bundle.install.state import HomeState
 from horon_bundle.install.statefile import read_state, replace_state
 from horon_bundle.install.versions import highest
@@ -229,7 +229,7 @@ def _remove(chain: Chain, targets: set[str], on_disk: set[str]) -> None:
                 os.rename(name, trash, src_dir_fd=parent, dst_dir_fd=native.fd)
             os.fsync(parent)
             os.fsync(native.fd)
-            pause("trashed")
+            checkpoint("trashed")
             remove_tree_at(native.fd, trash)
             os.fsync(native.fd)
         except OSError as exc:
@@ -250,7 +250,7 @@ def uninstall_harness(home_path: Path, name: str, version: str, *,
             raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                               f"{name} {version}: no such harness bundle is installed")
         replace_state(home.fd, state.without_harness(name, version))
-        pause("trashed")
+        checkpoint("trashed")
         store = home.area(HARNESS_DIR, DIGEST_DIR, create=False)
         if store is not None:
             with store:

@@ -15,10 +15,10 @@ import os
 import secrets
 
 from horon_bundle.core import codes
+from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.dirs import FILE_FLAGS, READ_FLAGS, io_error, regular_fd
 from horon_bundle.install.layout import STATE_NAME, STATE_TEMP_PREFIX, STATE_TEMP_SUFFIX
-from horon_bundle.install.pause import pause
 from horon_bundle.install.state import MAX_STATE_BYTES, HomeState, parse_state, state_bytes
 
 
@@ -83,7 +83,7 @@ def replace_state(home_fd: int, state: HomeState) -> None:
                 stream.flush()
                 os.fchmod(stream.fileno(), 0o644)
                 os.fsync(stream.fileno())
-            pause("state-replace")
+            checkpoint("state-replace")
             os.rename(temp, STATE_NAME, src_dir_fd=home_fd, dst_dir_fd=home_fd)
             os.fsync(home_fd)
         except OSError as exc:
