@@ -20,8 +20,8 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.declaration import parse_declaration
 from horon_bundle.model.manifest import parse_manifest
-from horon_bundle.publish.destination import FileAddress
-from horon_bundle.publish.file_store import FileStore
+from horon_bundle.publish.destinations.file_store import FileStore
+from horon_bundle.publish.destinations.interface import FileAddress
 from horon_bundle.publish.release import ReleaseItem
 from tests.bundle_edit import rezip
 from tests.conftest import BuiltExample

@@ -16,9 +16,9 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from horon_bundle.core.hashing import hash_bytes
-from horon_bundle.publish import oci_layout, oci_referrers
-from horon_bundle.publish.destination import OciAddress, parse_address
-from horon_bundle.publish.oci_client import RegistryClient
+from horon_bundle.publish.destinations import oci_layout, oci_referrers
+from horon_bundle.publish.destinations.interface import OciAddress, parse_address
+from horon_bundle.publish.destinations.oci_client import RegistryClient
 from horon_bundle.publish.release import (
     CATALOGUE_MEDIA_TYPE,
     HARNESS_ARCHIVE_MEDIA_TYPE,

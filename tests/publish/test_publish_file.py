@@ -17,8 +17,8 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT
-from horon_bundle.publish.destination import ABSENT, PUBLISHED, FileAddress
-from horon_bundle.publish.file_store import FileStore
+from horon_bundle.publish.destinations.file_store import FileStore
+from horon_bundle.publish.destinations.interface import ABSENT, PUBLISHED, FileAddress
 from horon_bundle.publish.preflight import (
     PublishRequest,
     check_archive,

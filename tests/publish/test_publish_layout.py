@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from horon_bundle.core import identifiers
 from horon_bundle.core.errors import Refused
-from horon_bundle.publish.destination import FileAddress, OciAddress, parse_address
-from horon_bundle.publish.oci_client import RegistryClient
-from horon_bundle.publish.oci_layout import (
+from horon_bundle.publish.destinations.interface import FileAddress, OciAddress, parse_address
+from horon_bundle.publish.destinations.oci_client import RegistryClient
+from horon_bundle.publish.destinations.oci_layout import (
     MAX_TAG,
     TAG,
     naming_problem,

@@ -11,9 +11,13 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.reporter import SilentReporter
-from horon_bundle.publish.destination import ABSENT, PUBLISHED, OciAddress, parse_address
-from horon_bundle.publish.oci_layout import ARTIFACT_TYPE, MANIFEST_MEDIA_TYPE, YANK_ARTIFACT_TYPE
-from horon_bundle.publish.oci_registry import OciRegistry
+from horon_bundle.publish.destinations.interface import ABSENT, PUBLISHED, OciAddress, parse_address
+from horon_bundle.publish.destinations.oci_layout import (
+    ARTIFACT_TYPE,
+    MANIFEST_MEDIA_TYPE,
+    YANK_ARTIFACT_TYPE,
+)
+from horon_bundle.publish.destinations.oci_registry import OciRegistry
 from horon_bundle.publish.preflight import PublishRequest, check_archive
 from horon_bundle.publish.publisher import publish
 from horon_bundle.publish.release import ARCHIVE_MEDIA_TYPE, CONFIG_MEDIA_TYPE

@@ -17,10 +17,10 @@ import pytest
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_bytes
 from horon_bundle.core.reporter import SilentReporter
-from horon_bundle.publish import oci_layout
-from horon_bundle.publish.destination import OciAddress, parse_address
-from horon_bundle.publish.oci_client import RegistryClient
-from horon_bundle.publish.oci_registry import OciRegistry
+from horon_bundle.publish.destinations import oci_layout
+from horon_bundle.publish.destinations.interface import OciAddress, parse_address
+from horon_bundle.publish.destinations.oci_client import RegistryClient
+from horon_bundle.publish.destinations.oci_registry import OciRegistry
 from horon_bundle.publish.preflight import PublishRequest, check_archive
 from horon_bundle.publish.publisher import publish
 from horon_bundle.publish.release import (

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from horon_bundle.core.strictjson import canonical_bytes
-from horon_bundle.publish.file_store import MARKER, STORE_FORMAT
+from horon_bundle.publish.destinations.file_store import MARKER, STORE_FORMAT
 from tests.conftest import BuiltExample
 from tests.gate_helpers import rewrite_record
 from tests.helpers import (

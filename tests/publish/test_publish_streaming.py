@@ -12,7 +12,7 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.reporter import SilentReporter
-from horon_bundle.publish import store_copy
+from horon_bundle.publish.destinations import store_copy
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
 from tests.helpers import tree_snapshot

@@ -40,7 +40,8 @@ STEPS: dict[str, str] = {
     "build.staged": "build/assemble.py: the bundle is staged, not yet verified or renamed",
     "build.swapping": "build/assemble.py: the old bundle is aside, the new one not yet in place",
     "build.archive": "build/archive.py: the archive is half written",
-    "publish.temp": "publish file store: a .tmp/w-* file exists in a file:// store",
+    "publish.temp": "publish/destinations/file_store.py: a .tmp/w-* file exists in a file:// "
+                    "store",
     "hashed": "install/admission.py, install/harness_admission.py: an archive's SHA-256 is "
               "taken; its verification is next",
     "walked": "install/installer.py, install/harness_installer.py: the home's directories are "

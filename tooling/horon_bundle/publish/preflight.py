@@ -25,7 +25,7 @@ from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES, Catalogue
 from horon_bundle.model.harness.layout import CATALOGUE_NAME, is_harness
 from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, bundle_name
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
-from horon_bundle.publish.destination import PRESENT, YANKED, Destination, RemoteState
+from horon_bundle.publish.destinations.interface import PRESENT, YANKED, Destination, RemoteState
 from horon_bundle.publish.marketplace import attach_indexes
 from horon_bundle.publish.release import (
     ROLE_PROVENANCE_SIGNATURE,

@@ -17,8 +17,8 @@ from typing import Any
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.reporter import Reporter
-from horon_bundle.publish.connect import open_destination
-from horon_bundle.publish.destination import (
+from horon_bundle.publish.destinations.connect import open_destination
+from horon_bundle.publish.destinations.interface import (
     ABSENT,
     ALREADY_PUBLISHED,
     Destination,

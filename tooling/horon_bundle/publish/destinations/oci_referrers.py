@@ -26,8 +26,8 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.strictjson import read_json
-from horon_bundle.publish.oci_client import ConcurrentWrite, RegistryClient
-from horon_bundle.publish.oci_layout import (
+from horon_bundle.publish.destinations.oci_client import ConcurrentWrite, RegistryClient
+from horon_bundle.publish.destinations.oci_layout import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
     empty_index,

@@ -20,8 +20,8 @@ from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.publish import oci_layout, oci_referrers
-from horon_bundle.publish.destination import (
+from horon_bundle.publish.destinations import oci_layout, oci_referrers
+from horon_bundle.publish.destinations.interface import (
     ABSENT,
     ALREADY_PUBLISHED,
     PRESENT,
@@ -33,7 +33,7 @@ from horon_bundle.publish.destination import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.oci_client import Fetched, RegistryClient
+from horon_bundle.publish.destinations.oci_client import Fetched, RegistryClient
 from horon_bundle.publish.release import ReleaseItem
 
 

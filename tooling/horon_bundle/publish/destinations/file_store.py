@@ -35,7 +35,7 @@ from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.publish.destination import (
+from horon_bundle.publish.destinations.interface import (
     ABSENT,
     ALREADY_PUBLISHED,
     PRESENT,
@@ -47,8 +47,8 @@ from horon_bundle.publish.destination import (
     RemoteState,
     YankResult,
 )
+from horon_bundle.publish.destinations.store_copy import copy_and_hash
 from horon_bundle.publish.release import ReleaseItem, SideFile
-from horon_bundle.publish.store_copy import copy_and_hash
 
 STORE_FORMAT = "horon.file-store.v1"
 ENTRY_FORMAT = "horon.store-entry.v1"

@@ -33,7 +33,7 @@ from typing import Any
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.manifest import Manifest
-from horon_bundle.publish.destination import OCI_COMPONENT
+from horon_bundle.publish.destinations.interface import OCI_COMPONENT
 from horon_bundle.publish.release import (
     ARCHIVE_MEDIA_TYPE,
     CATALOGUE_MEDIA_TYPE,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from horon_bundle.publish.destination import Address, Destination, FileAddress
+from horon_bundle.publish.destinations.interface import Address, Destination, FileAddress
 
 
 def open_destination(address: Address, environ: Mapping[str, str]) -> Destination:
     """The destination for a parsed address (the OCI client is imported only when needed);
     `environ` supplies registry credentials and the Docker config location."""
     if isinstance(address, FileAddress):
-        from horon_bundle.publish.file_store import FileStore  # noqa: PLC0415 - one seam
+        from horon_bundle.publish.destinations.file_store import FileStore  # noqa: PLC0415 - one seam
         return FileStore(address)
-    from horon_bundle.publish.oci_registry import OciRegistry  # noqa: PLC0415 - heavy: oras
+    from horon_bundle.publish.destinations.oci_registry import OciRegistry  # noqa: PLC0415 - heavy: oras
     return OciRegistry(address, environ)

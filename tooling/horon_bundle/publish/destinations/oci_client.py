@@ -28,8 +28,8 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
-from horon_bundle.publish.destination import OciAddress
-from horon_bundle.publish.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
+from horon_bundle.publish.destinations.interface import OciAddress
+from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 
 USERNAME_VARIABLE = "HORON_REGISTRY_USERNAME"
 PASSWORD_VARIABLE = "HORON_REGISTRY_PASSWORD"  # noqa: S105 - the variable's name, not a secret
