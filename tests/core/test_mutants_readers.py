@@ -355,7 +355,7 @@ def test_read_toml_parser_limits_are_refusals() -> None:
     assert "p.toml: ValueError: Exceeds the limit" in str(refusal)
 
 
-# --- verify/archive_entries.py: what an entry may be, the same rules as a directory's -------
+# --- verify/reading/archive_entries.py: what an entry may be, the same rules as a directory's
 def _entry(name: str, *, size: int = 1, compressed: int | None = None,
            mode: int = stat.S_IFREG | 0o644) -> ArchiveEntry:
     return ArchiveEntry(name=name, raw_name=name.encode(), size=size,
@@ -445,7 +445,7 @@ def test_archive_total_limits_at_their_boundaries() -> None:
     assert _judged([_entry("a", size=size + 1)], archive_size=archive)[1] == ["archive.limit"]
 
 
-# --- verify/archive_stream.py: one entry, inflated through its CRC, bounded by its sizes ----
+# --- verify/reading/archive_stream.py: one entry, inflated through its CRC, bounded by its sizes
 def _stream_entry(tmp_path: Path, payload: bytes, *, deflate: bool, prefix: bytes = b"HDR",
                   size: int | None = None, crc: int | None = None,
                   extra: bytes = b"", compressed_size: int | None = None) -> tuple[
@@ -562,7 +562,7 @@ def test_archive_stream_refuses_a_damaged_deflate_stream(tmp_path: Path) -> None
         os.close(fd)
 
 
-# --- verify/source.py: a bundle is a directory or a .zip, nothing else is opened -------------
+# --- verify/reading/open.py: a bundle is a directory or a .zip, nothing else is opened -------
 def _zip(path: Path, entries: dict[str, tuple[bytes, int]]) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, (data, mode) in entries.items():
@@ -697,7 +697,7 @@ def test_a_parser_recursion_past_a_callers_own_depth_is_a_syntax_refusal() -> No
     assert finding.message.startswith("deep.json: ") and len(finding.message) > len("deep.json: ")
 
 
-# --- verify/archive_stream.py: a seek lands on the right byte, from any resume point --------
+# --- verify/reading/archive_stream.py: a seek lands on the right byte, from any resume point
 def _seek_entry(tmp_path: Path, data: bytes, *, deflate: bool) -> tuple[int, ArchiveEntry]:
     return _stream_entry(tmp_path, data, deflate=deflate)
 
@@ -763,7 +763,7 @@ def test_the_resume_index_keeps_a_point_at_each_spacing_up_to_its_limit() -> Non
     assert index.before(39) is index.points[0] and index.before(40) is index.points[1]
 
 
-# --- verify/source.py: only the stream asked to be resumable keeps points --------------------
+# --- verify/reading/archive_source.py: only the stream asked to be resumable keeps points ----
 def test_an_archive_source_keeps_the_points_of_the_resumable_stream_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from horon_bundle.verify.reading import archive_stream  # noqa: PLC0415
