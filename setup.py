@@ -21,8 +21,11 @@ _SKIP = shutil.ignore_patterns("target", "dist", "__pycache__", "*.pyc", ".*.swp
 
 class BuildWithData(build_py):
     def run(self) -> None:
-        super().run()
         package = Path(self.build_lib) / "horon_bundle"
+        # an earlier build's copy is removed first: a module since removed or renamed in the
+        # tree would otherwise be shipped again from build/lib
+        shutil.rmtree(package, ignore_errors=True)
+        super().run()
         for name in ("templates", "docs"):
             source, target = ROOT / name, package / name
             if source.is_dir():  # building from a tree without them fails the check in nox

@@ -9,7 +9,7 @@ chain can be explained from the recorded graph alone).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from horon_bundle.core import codes
@@ -58,13 +58,21 @@ class Graph:
     root: str
     packages: dict[str, GraphPackage]
     edges: tuple[GraphEdge, ...]
+    # each package's edges, in the order of `edges`: a walk is linear in the graph
+    _out: dict[str, tuple[GraphEdge, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        out: dict[str, list[GraphEdge]] = {}
+        for edge in self.edges:
+            out.setdefault(edge.source, []).append(edge)
+        object.__setattr__(self, "_out", {k: tuple(v) for k, v in out.items()})
 
     @property
     def root_package(self) -> GraphPackage:
         return self.packages[self.root]
 
     def out_edges(self, package_id: str) -> list[GraphEdge]:
-        return [e for e in self.edges if e.source == package_id]
+        return list(self._out.get(package_id, ()))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -79,21 +79,23 @@ def find_qa_providers(graph: Graph, *, patterns: Iterable[str],
     parents = _shortest_paths(graph)
     found = []
     for package in sorted(graph.packages.values(), key=lambda p: p.id):
-        path = _edges_to(parents, graph.root, package.id)
         pattern = matching_pattern(package.name, patterns)
+        features = [(f, p) for f in package.all_compiled_features()
+                    if (p := matching_pattern(f, patterns)) is not None]
+        if pattern is None and not package.qa_marker and not features:
+            continue  # the chain is walked for the providers only: linear in the graph
+        path = _edges_to(parents, graph.root, package.id)
         if pattern is not None or package.qa_marker:
             reason = (f"crate {package.name!r} matches QA pattern {pattern!r}" if pattern
                       else f"crate {package.name!r} is marked [package.metadata.horon] qa = true")
             found.append(QaProvider(package=package.id, feature=None, reason=reason,
                                     chain=explain(graph, path, claim, None)))
-        for feature in package.all_compiled_features():
-            pattern = matching_pattern(feature, patterns)
-            if pattern is not None:
-                found.append(QaProvider(
-                    package=package.id, feature=feature,
-                    reason=f"feature {feature!r} of {package.name!r} matches QA pattern "
-                           f"{pattern!r}",
-                    chain=explain(graph, path, claim, feature)))
+        for feature, feature_pattern in features:
+            found.append(QaProvider(
+                package=package.id, feature=feature,
+                reason=f"feature {feature!r} of {package.name!r} matches QA pattern "
+                       f"{feature_pattern!r}",
+                chain=explain(graph, path, claim, feature)))
     return found
 
 
