@@ -178,6 +178,13 @@ def dist(session: nox.Session) -> None:
     stray = [name for name in in_wheel | in_sdist
              if "/target/" in name or name.startswith(("templates/plugin/dist/",
                                                        "horon_bundle/templates/plugin/dist/"))]
+    # the wheel's modules are the tree's, no more (an earlier build's leftovers): no fewer
+    modules = {f"horon_bundle/{p.relative_to(ROOT / 'tooling' / 'horon_bundle').as_posix()}"
+               for p in (ROOT / "tooling" / "horon_bundle").rglob("*.py")}
+    shipped = {name for name in in_wheel if name.endswith(".py")
+               and not name.startswith(("horon_bundle/templates/", "horon_bundle/docs/"))}
+    stray += [f"wheel: {name} (not in the tree)" for name in sorted(shipped - modules)]
+    lacking += [f"wheel: {name}" for name in sorted(modules - shipped)]
     if lacking or stray:
         session.error("\n".join(["package contents are wrong:", *lacking, *stray]))
     session.log(f"{wheels[0].name} and {root}.tar.gz carry {len(wanted)} template/doc files")
