@@ -1,1 +1,1 @@
-"""`nox -s bench`: every row of issue 13's table, measured as a ratio against its baseline."""
+"""`nox -s bench`: every row of the speed table, measured as a ratio against its baseline."""

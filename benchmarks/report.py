@@ -79,7 +79,7 @@ def write(path: Path, rows: Sequence[Any], notes: list[str], *, rounds: int,
         measured = row.measured + (f"; {row.detail}" if row.detail else "")
         lines.append(f"| {row.operation} | {measured} | {row.target} | {meets} | {owner} |")
     lines += ["", "Rows marked *asserted* (publishing) fail `nox -s bench` when missed; the "
-              "others are reported for the issues that own them.", ""]
+              "others are reported with whether they meet their target.", ""]
     lines += [f"- {note}" for note in notes]
     if profiles:
         lines += ["", "## Where the time goes (operations with a row not met)", "",

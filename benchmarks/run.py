@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 - the report prints multiplication, division and minus signs
-"""`nox -s bench` (or `python -m benchmarks.run`): measure issue 13's table, write the report.
+"""`nox -s bench` (or `python -m benchmarks.run`): measure the speed table, write the report.
 
 Every figure is measured in this run: bundles are built by the real `horon-bundle build`,
 each operation runs as a child process interleaved with its baseline (median of

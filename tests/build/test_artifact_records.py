@@ -146,8 +146,9 @@ def test_record_compiled_beyond_the_claim_drifts(tmp_path: Path, qa: Compiled) -
 
 @pytest.mark.slow
 def test_record_whose_claim_hides_a_qa_crate(tmp_path: Path, cargo_target_dir: Path) -> None:
-    """The seed's defect through evidence kind 2: the record claims only imap and says
-    release, but its graph holds qa-mock; the bundle step re-judges the graph."""
+    """The default-features defect (docs/graph-and-qa.md) through evidence kind 2: the record
+    claims only imap and says release, but its graph holds qa-mock; the bundle step re-judges
+    the graph."""
     compiled = _compile(QA_DEFAULT_CHAIN, tmp_path / "compiled", cargo_target_dir,
                         "--channel", "qa")
     record = _edited(compiled, tmp_path, lambda r: r.__setitem__("channel", "release"))

@@ -53,7 +53,7 @@ def qa_bundle(tmp_path_factory: pytest.TempPathFactory, cargo_target_dir: Path) 
     return _qa_build(tmp_path_factory.mktemp("qa-chain"), cargo_target_dir)
 
 
-# --- the seed's defect ----------------------------------------------------------------------
+# --- the default-features defect (docs/graph-and-qa.md) ------------------------------------
 def test_default_features_of_a_dependency_reach_the_qa_crate(tmp_path: Path,
                                                             cargo_target_dir: Path) -> None:
     out = tmp_path / "out"

@@ -168,7 +168,7 @@ def test_the_profiles_command_lists_tokens_first() -> None:
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["claude-code@2.1.332", "muse-code@0.2.1"]
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
-    assert "sdk.d.ts" in lines[0] and "seed 001" in lines[1]
+    assert "sdk.d.ts" in lines[0] and "Muse Code Hooks Reference, 0.2.1 beta" in lines[1]
     shipped = {p.token: p for p in shipped_profiles()}
     assert len(shipped["claude-code@2.1.332"].fired) == 34
     assert len(shipped["muse-code@0.2.1"].fired) == 12

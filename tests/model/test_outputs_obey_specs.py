@@ -38,7 +38,8 @@ def test_collisions_report_a_path_given_twice() -> None:
 
 def test_an_asset_declared_at_the_licence_path(example_release: BuiltExample,
                                                tmp_path: Path) -> None:
-    """The attack of issue 10: the sbom asset points at LICENSE and license.sha256 lies."""
+    """An attack of docs/threat-model.md: the sbom asset points at LICENSE and license.sha256
+    lies."""
     bundle = copy_bundle(example_release.bundle, tmp_path)
 
     def point(manifest: dict[str, Any]) -> None:

@@ -71,7 +71,7 @@ def test_every_command_shown_parses(page: Path) -> None:
             if argv[0] == "--version":
                 continue
             if argv[0] == "install" and not has_command("install"):
-                continue  # the lead merges it (issue 11); parsed once it is here
+                continue  # a tree without the command: parsed in one that has it
             assert argv[0] in COMMANDS, (page.name, argv)
             try:
                 parser(argv[0]).parse_args(argv)

@@ -20,8 +20,7 @@ from tests.helpers import HOST, tree_snapshot
 
 NAME = "acme-notes"
 BUNDLE = f"{NAME}-0.1.0-{HOST}"
-INSTALL_MISSING = ("the `install` command is not on this branch yet (issue 11 adds it; the "
-                   "lead merges it): the install step is skipped")
+INSTALL_MISSING = "this tree has no `install` command: the install step is skipped"
 pytestmark = [pytest.mark.cargo, pytest.mark.process]
 
 

@@ -252,7 +252,7 @@ def test_whole_verify_of_the_example_runs_with_sockets_disabled(
     assert report.to_json()["format"] == "horon.verify-report.v1"
 
 
-# --- issue 10: what the mutants of the trust group showed untested ----------------------------
+# --- what the mutants of the trust group showed untested --------------------------------------
 
 def _refusal(text: bytes) -> list[tuple[str, str]]:
     with pytest.raises(Refused) as refused:

@@ -71,7 +71,8 @@ def _insert_crate(name: str, *, patterns: list[str] | None) -> Any:
 @pytest.mark.parametrize("crate", ["horon-qa-mock", "horon-QA-mock", "horon_qa_mock"])
 def test_emptied_recorded_patterns_still_meet_the_built_in_ones(
         example_release: BuiltExample, tmp_path: Path, crate: str) -> None:
-    """The attack of issue 10: `qa.patterns = []` and a QA crate in the graph."""
+    """Rules from the bundle (docs/threat-model.md): `qa.patterns = []` and a QA crate in the
+    graph."""
     bundle = copy_bundle(example_release.bundle, tmp_path)
     edit_provenance(bundle, _insert_crate(crate, patterns=[]))
     before = tree_snapshot(tmp_path)

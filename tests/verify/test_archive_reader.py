@@ -231,7 +231,7 @@ def test_mutated_archives_never_escape_as_exceptions(example_release: BuiltExamp
     assert refused > 100
 
 
-# --- the reader's own parsing, field by field (issue 10: surviving mutants) ---------------------
+# --- the reader's own parsing, field by field (what surviving mutants showed untested) ---------
 
 _ZIP64_REFUSAL = ("archive.format", "z.zip: ZIP64 end records (bundle archives are below 2 GiB "
                                     "and never need ZIP64)")

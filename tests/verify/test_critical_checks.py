@@ -1,4 +1,4 @@
-"""One test per critical check that hand mutation left alive (issue 10): each edit below is
+"""One test per critical check that hand mutation left alive: each edit below is
 refused by exactly the check named, so deleting that check makes the test fail (each was
 proven so by deleting it locally; docs/threat-model.md lists them).
 
@@ -422,7 +422,7 @@ PLUG = "plug@0.1.0"
 CHAIN_CASES: dict[str, tuple[GraphPackage, list[GraphPackage], list[GraphEdge], list[str],
                              list[tuple[str, str | None, str]]]] = {
     # docs/graph-and-qa.md: a dependency's defaults turn on a feature that turns on a QA crate
-    "the seed's defect": (
+    "the default-features defect": (
         _crate("mail-plugin", {"imap": ()}, ("imap",)),
         [_crate("mail-helper", {"default": ("qa-provider",), "qa-provider": ("dep:qa-mock",)},
                 ("default", "qa-provider")), _crate("qa-mock")],

@@ -130,7 +130,7 @@ def test_the_production_root_does_not_anchor_a_staging_signature() -> None:
     assert _codes(check)[0] in {"signature.trust-root", "signature.invalid"}
 
 
-# --- each refusal is the provenance check's, with its code (mutation testing, issue 10) ---------
+# --- each refusal is the provenance check's, with its code (mutation testing) -------------------
 
 def _shipped(url: str) -> dict[str, object]:
     document = json.loads(importlib.resources.files("sigstore._store").joinpath(

@@ -168,7 +168,7 @@ def test_a_user_profile_file_names_what_it_understands(tmp_path: Path) -> None:
     profile = tmp_path / "horsie.json"
     write_json(profile, {
         "format": "horon.host-profile.v1", "host": "horsie", "version": "1.0.0",
-        "description": "seed 000's host", "source": "our own measurements",
+        "description": "a sandbox host, as measured", "source": "our own measurements",
         "events": {"fired": ["PreToolUse", "Stop"], "understood": ["SessionStart"],
                    "absent": ["Notification"]},
         "broken": {"hook.permission-ask": "records ask and treats it as allow"}})
@@ -297,7 +297,7 @@ def test_permission_ask_warns_and_a_profile_can_mark_it_broken(tmp_path: Path) -
     built = cli("build", workspace, "--out", out)
     assert built.status == 0, built.stderr
     assert _warning_codes(built.stderr) == ["hook.permission-ask"]
-    assert "seed 000" in built.stderr
+    assert "hosts with no permission prompt" in built.stderr
     profile = tmp_path / "horsie.json"
     write_json(profile, {
         "format": "horon.host-profile.v1", "host": "horsie", "version": "1", "description": "",

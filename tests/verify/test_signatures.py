@@ -508,7 +508,7 @@ def test_a_provenance_signature_that_is_no_dsse_envelope_is_refused(
     assert "DSSE" in checks["signature.provenance"]["findings"][0]["message"]
 
 
-# --- what a verification reports, field by field (mutation testing, issue 10) ------------------
+# --- what a verification reports, field by field (mutation testing) ----------------------------
 
 def _bundle_of(signed_text: Path) -> Bundle:
     return Bundle.from_json((signed_text.parent / "bundle_v3.txt.sigstore.json").read_bytes())

@@ -127,7 +127,7 @@ LAYOUT_LIMIT = register(
     "layout.limit",
     "A bundle directory has too many entries, directories nested too deep, or a path too long.",
     "Bundles are small and flat; a tree over these limits is refused before it is walked "
-    "further (limits in docs/threat-model.md).")
+    "further (every limit: docs/limits.md).")
 LAYOUT_NOT_A_BUNDLE = register(
     "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
     "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
@@ -846,7 +846,7 @@ HOOK_ENV_CREDENTIAL = register(
 HOOK_PERMISSION_ASK = register(
     "hook.permission-ask",
     "Warning: a hook answers permissionDecision \"ask\"; a host without a permission prompt "
-    "(seed 000's) records it and treats it as allow.",
+    "records it and treats it as allow.",
     "Decide allow or deny in the hook; refused under --strict or a --host profile marking it "
     "broken.")
 HOOK_HTTP_PRETOOLUSE = register(

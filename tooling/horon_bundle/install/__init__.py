@@ -1,4 +1,4 @@
-"""Installing bundles into an agent home the way the host does (SPEC section 8, docs/install.md).
+"""Installing bundles into an agent home the way the host does (docs/install.md).
 
 The kind-neutral core — the descriptor walk (`dirs`), the home's lock (`lock`), staging and
 the no-replace commit (`staging`), the state file and its atomic replacement (`state`,

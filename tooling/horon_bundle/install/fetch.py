@@ -1,4 +1,4 @@
-"""`fetch REF --into DIR`: what a sandbox does with a `{name, sha256}` ref (seed 000).
+"""`fetch REF --into DIR`: what a sandbox does with a `{name, sha256}` ref.
 
 1. the ref is read strictly; the zip is found: `--zip PATH`, else the agent home's store
    (`harness-bundles/sha256/<sha256>.zip`), else `X.zip` beside `X.zip.ref.json`;

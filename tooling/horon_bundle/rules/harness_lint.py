@@ -52,9 +52,10 @@ _MAX_NAME = 128  # longer identifiers are no environment variables worth judging
 WHO = {
     codes.HOOK_ENV_CREDENTIAL.name: "hosts that run hooks with a cleared environment",
     codes.HOOK_PERMISSION_ASK.name: "hosts with no permission prompt record \"ask\" and "
-                                    "treat it as allow (seed 000's)",
-    codes.HOOK_HTTP_PRETOOLUSE.name: "seed 000's host denies the call when the endpoint "
-                                     "fails (closed); Claude Code lets it through (open)",
+                                    "treat it as allow",
+    codes.HOOK_HTTP_PRETOOLUSE.name: "a host whose HTTP hooks fail closed denies the call "
+                                     "when the endpoint fails; Claude Code lets it through "
+                                     "(open)",
 }
 
 

@@ -1,7 +1,10 @@
-"""Every limit the verifier applies to an untrusted bundle, in one place (docs/threat-model.md).
+"""The verifier's limits on a bundle's shape and sizes, shared by the directory walk and the
+archive reader.
 
 Bundles are small: a library, a licence, a few metadata files and sidecars. Each limit is far
-above what a real bundle needs and is checked before the work it bounds.
+above what a real bundle needs and is checked before the work it bounds. The caps of each
+file a bundle holds (plugin.json, SHA256SUMS, provenance …) stay with their decoders in
+`model/`, which cannot import the verifier; docs/limits.md lists every limit of the package.
 """
 
 from __future__ import annotations

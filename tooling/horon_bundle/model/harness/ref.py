@@ -1,5 +1,5 @@
 """`<zip>.ref.json`: the `{name, sha256}` a host hands a sandbox so it fetches, checks and
-unpacks exactly those bytes (seed 000). Exactly these two fields; the digest is the zip's."""
+unpacks exactly those bytes. Exactly these two fields; the digest is the zip's."""
 
 from __future__ import annotations
 
