@@ -36,6 +36,7 @@ def _publish(market: Path, store: Path, public_url: str) -> None:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_the_host_validates_the_marketplace_a_store_serves(tmp_path: Path, market: Path,
                                                           claude_host: ClaudeHost) -> None:
     store = tmp_path / "store"

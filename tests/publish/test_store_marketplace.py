@@ -123,6 +123,7 @@ def test_without_a_public_url_nothing_changes(tmp_path: Path, market: Path) -> N
     assert list((store / ".tmp").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_latest_version_that_is_not_yanked_is_listed(tmp_path: Path) -> None:
     store = _store(tmp_path)
     versions = ("1.2.0", "1.10.0", "1.10.0-rc.1", "1.9.0")
@@ -249,6 +250,7 @@ def test_a_dry_run_writes_no_marketplace(tmp_path: Path, market: Path) -> None:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_a_publish_killed_before_the_marketplace_is_replaced_is_completed_by_a_rerun(
         tmp_path: Path, market: Path) -> None:
     dist, store = _dist(tmp_path / "dist", market), _store(tmp_path)
