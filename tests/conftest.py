@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests import helpers
+from tests.claude_host import ClaudeHost, pinned_claude
 from tests.helpers import FIXTURES, HOST, TEMPLATE, cli
 from tests.install_support import Bundles
 from tests.publish_support import REGISTRY_BINARY, Registry, Releases
@@ -60,8 +61,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _no_ambient_publish_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests decide publish settings and epochs themselves."""
-    for name in ("HORON_PUBLISH_ENABLED", "HORON_PUBLISH_DESTINATION", "SOURCE_DATE_EPOCH",
-                 "HORON_BUILDER_ID"):
+    for name in ("HORON_PUBLISH_ENABLED", "HORON_PUBLISH_DESTINATION",
+                 "HORON_PUBLISH_PUBLIC_URL", "SOURCE_DATE_EPOCH", "HORON_BUILDER_ID"):
         monkeypatch.delenv(name, raising=False)
     os.environ.setdefault("CARGO_NET_OFFLINE", "true")
 
@@ -213,3 +214,12 @@ def fresh_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registr
         yield server
     finally:
         server.stop()
+
+
+# --- the real Claude Code CLI, pinned (tests/claude_host.py) -----------------------------------
+
+@pytest.fixture(scope="session")
+def claude_host() -> ClaudeHost:
+    """The pinned Claude Code CLI, fetched from npm into a cache outside the repository once
+    and checked against its pinned integrity; a test taking it fails when it cannot be had."""
+    return pinned_claude()

@@ -123,3 +123,24 @@ def built_zip(root: Path, *, edit: Any = None, **options: Any) -> Path:
     assert result.status == 0, result.stderr
     [archive] = out.glob("*.zip")
     return archive
+
+
+def built_marketplace(root: Path, name: str = "team-tools", *,
+                      command: str = "Review `git diff --staged`.") -> Path:
+    """A marketplace repository listing two local plugins (guard-kit 1.2.0 and bare 0.3.0),
+    built with the real CLI into `root/out`: the zips, their refs and `<name>.index.json`."""
+    repository = root / "market"
+    write_plugin(repository / "plugins" / "guard-kit")
+    (repository / "plugins" / "guard-kit" / "commands" / "review.md").write_text(
+        f"---\ndescription: Review the staged diff\n---\n{command}\n")
+    bare = repository / "plugins" / "bare"
+    (bare / "commands").mkdir(parents=True)
+    (bare / "commands" / "hello.md").write_text("---\ndescription: hi\n---\nhello\n")
+    write_json(repository / ".claude-plugin" / "marketplace.json", {
+        "name": name, "owner": {"name": "Team"},
+        "plugins": [{"name": "guard-kit", "source": "./plugins/guard-kit"},
+                    {"name": "bare", "source": "./plugins/bare", "version": "0.3.0"}]})
+    out = root / "out"
+    result = cli("build", repository, "--out", out)
+    assert result.status == 0, result.stderr
+    return out

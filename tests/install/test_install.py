@@ -21,9 +21,9 @@ import pytest
 
 from horon_bundle.core.errors import EXIT_ENVIRONMENT, Refused
 from horon_bundle.core.strictjson import canonical_bytes
+from horon_bundle.core.versions import highest
 from horon_bundle.install.installer import InstallRequest, install
 from horon_bundle.install.state import parse_state, state_bytes
-from horon_bundle.install.versions import highest
 from tests.gate_helpers import rewrite_record
 from tests.helpers import HOST, REPO, TEMPLATE, assert_refused, cli, tree_snapshot
 from tests.install_support import (

@@ -427,3 +427,49 @@ def test_a_float_size_is_refused_by_the_decoder(state_document: Doc) -> None:
     text = json.dumps(state_document).replace(
         f'"size": {_record(state_document)["size"]}', '"size": 1.0')
     assert _refused(lambda: parse_state(text.encode(), "state.json"))
+
+
+# --- the marketplace a file:// store serves (hosted-marketplace.schema.json) -------------
+MARKETPLACE_SCHEMA = "hosted-marketplace.schema.json"
+MARKETPLACE_HOSTILE: dict[str, Mutation] = {
+    "an http url": _set("plugins.0.source.url", "http://plugins.example.com/blobs/sha256/"
+                                                 + "0" * 64),
+    "a url that is not a blob": _set("plugins.0.source.url", "https://plugins.example.com/x.zip"),
+    "a url with credentials": _set("plugins.0.source.url",
+                                   "https://u:p@plugins.example.com/blobs/sha256/" + "0" * 64),
+    "another source kind": _set("plugins.0.source.source", "github"),
+    "an uppercase digest": _set("plugins.0.source.sha256", "A" * 64),
+    "an unknown top-level field": _set("metadata", {}),
+    "an unknown plugin field": _set("plugins.0.strict", False),
+    "no owner": _set("owner", _DELETE),
+    "no version": _set("plugins.0.version", _DELETE),
+    "a name with a space": _set("name", "team tools"),
+    "a name with a trailing newline": _set("name", "team-tools\n"),
+}
+
+
+@pytest.fixture(name="hosted_marketplace", scope="module")
+def hosted_marketplace_fixture(tmp_path_factory: pytest.TempPathFactory) -> Doc:
+    """The marketplace publish wrote for a real harness zip."""
+    root = tmp_path_factory.mktemp("hosted")
+    archive = built_zip(root)
+    store = root / "store"
+    store.mkdir()
+    published = cli("publish", archive.parent, env={
+        "HORON_PUBLISH_ENABLED": "true", "HORON_PUBLISH_DESTINATION": store.as_uri(),
+        "HORON_PUBLISH_PUBLIC_URL": "https://plugins.example.com"})
+    assert published.status == 0, published.stderr
+    document: Doc = json.loads((store / ".claude-plugin" / "marketplace.json").read_text())
+    return document
+
+
+def test_the_written_marketplace_obeys_its_schema(hosted_marketplace: Doc) -> None:
+    _valid(MARKETPLACE_SCHEMA, hosted_marketplace)
+
+
+@pytest.mark.parametrize("case", list(MARKETPLACE_HOSTILE))
+def test_a_hostile_marketplace_is_refused_by_its_schema(hosted_marketplace: Doc,
+                                                        case: str) -> None:
+    document = copy.deepcopy(hosted_marketplace)
+    MARKETPLACE_HOSTILE[case](document)
+    assert not _schema_ok(MARKETPLACE_SCHEMA, document)

@@ -46,7 +46,7 @@ def test_ci_run_installs_every_tool_the_tests_need() -> None:
     script = (REPO / ".ci" / "run").read_text()
     checked = dict(re.findall(r"command -v ([\w-]+) .*\|\| missing\+=\(([\w-]+)\)", script))
     for tool, package in _system_tools().items():
-        if tool in ("setarch", "prlimit"):  # util-linux, checked through unshare
+        if tool in ("setarch", "prlimit", "nsenter"):  # util-linux, checked through unshare
             assert checked.get("unshare") == package
             continue
         assert checked.get(tool) == package, tool

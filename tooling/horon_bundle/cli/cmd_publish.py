@@ -10,7 +10,7 @@ from typing import Any
 from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.signer_args import add_signer_arguments, required_signer
-from horon_bundle.cli.words import shown_path
+from horon_bundle.cli.words import plural, shown_path
 from horon_bundle.core.errors import EXIT_OK, Refused
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.declaration import find_workspace
@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         render.say("[bold green]{}[/] {}  sha256 {}", label, _label(bundle),
                    bundle["archive"]["sha256"])
         render.say("        -> {}", bundle["location"])
+    if outcome.marketplace is not None:
+        say_marketplace(outcome.marketplace)
     if outcome.receipt_path is not None:
         render.say("receipt {}", shown_path(outcome.receipt_path))
     if args.dry_run:
@@ -103,6 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         render.print_json(outcome.receipt)
     return EXIT_OK
+
+
+def say_marketplace(marketplace: dict[str, Any]) -> None:
+    """The line saying what a store's Claude Code marketplace became (publish and yank)."""
+    render.say("[bold green]marketplace {}[/] {} ({})  sha256 {}", marketplace["status"],
+               marketplace["name"], plural(marketplace["plugins"], "plugin"),
+               marketplace["sha256"])
+    render.say("        -> {}", marketplace["url"])
 
 
 def _label(bundle: dict[str, Any]) -> str:

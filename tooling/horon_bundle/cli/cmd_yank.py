@@ -6,6 +6,7 @@ import argparse
 import os
 
 from horon_bundle.cli import render
+from horon_bundle.cli.cmd_publish import say_marketplace
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.publisher import YankRequest, yank
 
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         state = "already yanked" if result.already else "yanked"
         render.say("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
                    result.version, result.target, result.archive_sha256)
+    if outcome.marketplace is not None:
+        say_marketplace(outcome.marketplace)
     if args.json:
         render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": False,
                            "destination": outcome.destination, "yanked": [

@@ -42,6 +42,9 @@ STEPS: dict[str, str] = {
     "build.archive": "build/archive.py: the archive is half written",
     "publish.temp": "publish/destinations/file_store.py: a .tmp/w-* file exists in a file:// "
                     "store",
+    "publish.marketplace": "publish/destinations/file_store.py: every entry of the run is "
+                           "committed; the new marketplace.json is a fsynced .tmp/w-* file, "
+                           "its rename over the old one is next",
     "hashed": "install/admission.py, install/harness_admission.py: an archive's SHA-256 is "
               "taken; its verification is next",
     "walked": "install/installer.py, install/harness_installer.py: the home's directories are "

@@ -452,6 +452,18 @@ PUBLISH_CONFLICT = register(
 PUBLISH_YANKED = register(
     "publish.yanked", "The id, version and target were published and then yanked.",
     "A yanked version can never be reused: release a new version.")
+PUBLISH_PUBLIC_URL = register(
+    "publish.public-url", "HORON_PUBLISH_PUBLIC_URL is not an https:// address Claude Code "
+    "downloads from (another scheme, credentials, a query or fragment, a local or metadata "
+    "host), or is set for a destination other than a file:// store.",
+    "Set it to the https://host[/path] the store directory is served from, or unset it; see "
+    "`horon-bundle docs publishing`.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_MARKETPLACE = register(
+    "publish.marketplace", "The marketplace written at the store's root could not be named or "
+    "would hold a name Claude Code refuses (a reserved or look-alike marketplace or plugin "
+    "name, two marketplaces in one store, several plugins and no marketplace index).",
+    "Publish from a marketplace build (its index names the marketplace) or one plugin at a "
+    "time, and rename what Claude Code reserves; one store serves one marketplace.")
 YANK_NOT_PUBLISHED = register(
     "yank.not-published", "There is nothing published under the id, version (and target) named.",
     "Check the id and version; `yank` only withdraws what was published.")

@@ -22,6 +22,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.files import renameat2_noreplace
+from horon_bundle.core.versions import highest
 from horon_bundle.install.copies import installed_copy
 from horon_bundle.install.dirs import Chain, io_error, lstat_at, remove_tree_at
 from horon_bundle.install.harness_store import collect_garbage
@@ -40,7 +41,6 @@ from horon_bundle.install.layout import (
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.install.state import HomeState
 from horon_bundle.install.statefile import read_state, replace_state
-from horon_bundle.install.versions import highest
 from horon_bundle.model.bundle_kind import BundleKind
 
 CHANGE_FORMAT = "horon.install-change.v1"

@@ -16,6 +16,7 @@ from typing import Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Findings, Refused, exit_status_for
+from horon_bundle.core.versions import precedence
 from horon_bundle.install.copies import VerifiedCopy, installed_copy
 from horon_bundle.install.dirs import Chain, io_error
 from horon_bundle.install.harness_survey import HarnessStatus, check_name, survey_harness
@@ -30,7 +31,6 @@ from horon_bundle.install.layout import (
 )
 from horon_bundle.install.state import HomeState, InstalledCopy
 from horon_bundle.install.statefile import read_state
-from horon_bundle.install.versions import precedence
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"
 STATUS_FORMAT = "horon.install-status.v1"

@@ -39,7 +39,7 @@ def attach_indexes(dist_dir: Path, items: list[ReleaseItem],
     """The items with the marketplace index that lists each attached, and every problem."""
     findings = Findings()
     by_zip = {item.archive.name: item for item in items if item.harness is not None}
-    attached: dict[str, SideFile] = {}
+    attached: dict[str, tuple[SideFile, str]] = {}
     for path in find_indexes(dist_dir):
         data = read_side(path, findings)
         if data is None:
@@ -67,15 +67,15 @@ def attach_indexes(dist_dir: Path, items: list[ReleaseItem],
             elif plugin.zip in attached:
                 findings.add(codes.PUBLISH_SIDE_FILE,
                              f"{path.name}: {plugin.zip} is also listed by "
-                             f"{attached[plugin.zip].name}")
+                             f"{attached[plugin.zip][0].name}")
             else:
-                attached[plugin.zip] = side
+                attached[plugin.zip] = (side, index.marketplace)
     result = []
     for item in items:
-        index_file = attached.get(item.archive.name)
-        if index_file is not None and item.harness is not None:
-            result.append(replace(item, harness=replace(item.harness,
-                                                        marketplace_index=index_file)))
+        listed = attached.get(item.archive.name)
+        if listed is not None and item.harness is not None:
+            result.append(replace(item, harness=replace(
+                item.harness, marketplace_index=listed[0], marketplace=listed[1])))
         else:
             result.append(item)
     return result, list(findings)

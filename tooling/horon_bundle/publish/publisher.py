@@ -28,7 +28,7 @@ from horon_bundle.publish.destinations.interface import (
 from horon_bundle.publish.gate import Gate, read_gate
 from horon_bundle.publish.preflight import PlannedItem, PublishRequest, preflight
 from horon_bundle.publish.receipt import WOULD_PUBLISH, bundle_entry, receipt, write_receipt
-from horon_bundle.publish.release import BundleKey
+from horon_bundle.publish.release import BundleKey, ReleaseItem
 
 MAX_REASON = 500
 
@@ -40,6 +40,7 @@ class PublishOutcome:
     plan: list[PlannedItem] = field(default_factory=list)
     receipt: dict[str, Any] | None = None
     receipt_path: Path | None = None
+    marketplace: dict[str, Any] | None = None  # what the store's marketplace became
     notes: list[str] = field(default_factory=list)
 
 
@@ -67,9 +68,11 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
                              {}) for p in plan])
             return outcome
         entries = _upload_and_commit(plan, destination, reporter)
+        outcome.marketplace = _refresh(destination, [p.item for p in plan], reporter)
     finally:
         destination.close()
-    outcome.receipt = receipt(destination.display, dry_run=False, bundles=entries)
+    outcome.receipt = receipt(destination.display, dry_run=False, bundles=entries,
+                              marketplace=outcome.marketplace)
     try:
         outcome.receipt_path = write_receipt(request.dist_dir, outcome.receipt)
     except OSError as exc:
@@ -102,6 +105,21 @@ def _upload_and_commit(plan: list[PlannedItem], destination: Destination,
     return [bundle_entry(p, statuses[p.item.key], extras.get(p.item.key, {})) for p in plan]
 
 
+def _refresh(destination: Destination, items: list[ReleaseItem],
+             reporter: Reporter) -> dict[str, Any] | None:
+    """Rewrite what the destination derives from its entries, once they are all committed."""
+    try:
+        listing = destination.refresh_listing(items)
+    except Refused as exc:
+        suffix = (" (every bundle is published; the marketplace was not rewritten: running the "
+                  "same command again writes it)")
+        raise Refused(Finding(f.code, f.message + suffix, f.hint)
+                      for f in exc.findings) from None
+    if listing is not None:
+        reporter.step(f"marketplace {listing['name']} {listing['status']} -> {listing['url']}")
+    return listing
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class YankRequest:
     plugin_id: str
@@ -115,6 +133,7 @@ class YankOutcome:
     gate: Gate
     destination: str | None = None
     results: list[YankResult] = field(default_factory=list)
+    marketplace: dict[str, Any] | None = None
 
 
 def reason_problem(reason: str) -> str | None:
@@ -155,6 +174,7 @@ def yank(request: YankRequest, environ: Mapping[str, str], reporter: Reporter) -
             reporter.step(f"yanking {request.plugin_id} {request.version} {target}")
             outcome.results.append(destination.yank(request.plugin_id, request.version, target,
                                                     request.reason))
+        outcome.marketplace = _refresh(destination, [], reporter)
     finally:
         destination.close()
     return outcome

@@ -84,7 +84,8 @@ class SideFile:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HarnessRelease:
     """What a harness zip adds to its release item: its identity, what it offers (for the
-    OCI annotations), its ref and the marketplace index listing it, when present."""
+    OCI annotations), its ref and the marketplace index listing it (and that marketplace's
+    name), when present."""
 
     name: str
     version: str
@@ -93,6 +94,7 @@ class HarnessRelease:
     hosts: tuple[str, ...]
     ref: SideFile | None = None
     marketplace_index: SideFile | None = None
+    marketplace: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

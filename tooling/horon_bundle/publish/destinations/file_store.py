@@ -5,6 +5,7 @@
     index/<id>/<version>/<target>.json         horon.store-entry.v1, written once
     yanks/<id>/<version>/<target>.json         horon.yank.v1, written once
     harness/index/<name>/<version>.json        horon.store-harness-entry.v1, written once
+    .claude-plugin/marketplace.json            Claude Code's marketplace (with a public URL)
     .tmp/                                      temp files of writers in progress
 
 Every file is written to `.tmp/` (a large one copied by the kernel and hashed beside the
@@ -13,7 +14,8 @@ which fails when the name exists: of two publishers racing for one index entry e
 wins, and the loser sees the winner's entry. Nothing is ever rewritten or deleted, except the
 `.tmp/w-*` files a killed publisher left: a writer holds `.tmp/` with a shared `flock` while
 it writes there, and one that finds no other live writer removes them first
-(`core.files.lease_directory`, docs/interrupted-runs.md).
+(`core.files.lease_directory`, docs/interrupted-runs.md) — and the marketplace, which is
+derived from the entries and replaced whole after they are committed (`store_marketplace`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.bundle_kind import BundleKind
+from horon_bundle.publish.destinations import store_marketplace
 from horon_bundle.publish.destinations.interface import (
     ABSENT,
     ALREADY_PUBLISHED,
@@ -48,21 +51,26 @@ from horon_bundle.publish.destinations.interface import (
     YankResult,
 )
 from horon_bundle.publish.destinations.store_copy import copy_and_hash
-from horon_bundle.publish.release import ReleaseItem, SideFile
+from horon_bundle.publish.destinations.store_entries import (
+    ENTRY_FORMAT,
+    HARNESS_ENTRY_FORMAT,
+    entry_digest,
+    entry_document,
+)
+from horon_bundle.publish.public_url import PublicUrl
+from horon_bundle.publish.release import ReleaseItem
 
 STORE_FORMAT = "horon.file-store.v1"
-ENTRY_FORMAT = "horon.store-entry.v1"
-HARNESS_ENTRY_FORMAT = "horon.store-harness-entry.v1"
 MARKER = "horon-store.json"
 MAX_STORE_DOCUMENT_BYTES = 1 << 20
-_LAYOUT = frozenset([MARKER, "blobs", "index", "yanks", "harness", ".tmp"])
 TEMP_PREFIX = "w-"
 
 
 class FileStore(Destination):
-    def __init__(self, address: FileAddress) -> None:
+    def __init__(self, address: FileAddress, public_url: PublicUrl | None = None) -> None:
         self.address = address
         self.root = address.root
+        self.public_url = public_url  # set: the store serves a Claude Code marketplace
         self._lease: DirectoryLease | None = None
 
     def begin_writing(self) -> None:
@@ -97,7 +105,7 @@ class FileStore(Destination):
     def location(self, item: ReleaseItem) -> str:
         return "file://" + self._item_entry_path(item).as_posix()
 
-    def _read_document(self, path: Path) -> dict[str, Any] | None:
+    def read_document(self, path: Path) -> dict[str, Any] | None:
         try:
             data = read_input(path, limit=MAX_STORE_DOCUMENT_BYTES, what="store file",
                               missing_ok=True, follow_symlinks=False)
@@ -116,15 +124,6 @@ class FileStore(Destination):
             raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{path}: not a JSON object")
         return document
 
-    def _entry_sha256(self, path: Path, document: dict[str, Any],
-                      entry_format: str = ENTRY_FORMAT) -> str:
-        archive = document.get("archive")
-        sha256 = archive.get("sha256") if isinstance(archive, dict) else None
-        if document.get("format") != entry_format or not isinstance(sha256, str):
-            raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
-                              f"{path}: not a {entry_format} entry with archive.sha256")
-        return sha256
-
     def state(self, plugin_id: str, version: str, target: str) -> RemoteState:
         return self._state(self._entry_path(plugin_id, version, target),
                            self._yank_path(plugin_id, version, target), ENTRY_FORMAT)
@@ -135,15 +134,15 @@ class FileStore(Destination):
 
     def _state(self, path: Path, yank_path: Path, entry_format: str) -> RemoteState:
         location = "file://" + path.as_posix()
-        yank = self._read_document(yank_path)
-        entry = self._read_document(path)
+        yank = self.read_document(yank_path)
+        entry = self.read_document(path)
         if yank is not None:
-            sha = self._entry_sha256(path, entry, entry_format) if entry is not None else None
+            sha = entry_digest(path, entry, entry_format) if entry is not None else None
             return RemoteState(status=YANKED, archive_sha256=sha, location=location)
         if entry is None:
             return RemoteState(status=ABSENT, location=location)
         return RemoteState(status=PRESENT,
-                           archive_sha256=self._entry_sha256(path, entry, entry_format),
+                           archive_sha256=entry_digest(path, entry, entry_format),
                            location=location)
 
     def targets_of(self, plugin_id: str, version: str) -> list[str]:
@@ -190,7 +189,7 @@ class FileStore(Destination):
             return [Finding(codes.PUBLISH_UNREACHABLE, f"{self.display}: {exc.strerror}")]
         if MARKER in names:
             try:
-                marker = self._read_document(root / MARKER)
+                marker = self.read_document(root / MARKER)
             except Refused as exc:
                 return list(exc.findings)
             if marker is None or marker.get("format") != STORE_FORMAT:
@@ -202,7 +201,7 @@ class FileStore(Destination):
         if not os.access(root, os.W_OK | os.X_OK):
             return [Finding(codes.PUBLISH_NOT_WRITABLE, f"{self.display}: cannot be written "
                                                         "(permission denied or read-only)")]
-        return []
+        return store_marketplace.listing_findings(self, items)
 
     # --- writing -------------------------------------------------------------------------
     def _directory(self, path: Path) -> Path:
@@ -312,32 +311,6 @@ class FileStore(Destination):
             self._put_blob_bytes(side.data)
         return {"blob": "file://" + archive.as_posix()}
 
-    def _entry(self, item: ReleaseItem) -> dict[str, Any]:
-        def side(file: SideFile | None) -> dict[str, Any] | None:
-            if file is None:
-                return None
-            return {"name": file.name, "sha256": file.digest.sha256, "size": file.digest.size,
-                    "media_type": file.media_type}
-
-        manifest = hash_bytes(item.manifest_bytes)
-        if item.harness is not None:
-            return {
-                "format": HARNESS_ENTRY_FORMAT, "name": item.harness.name,
-                "version": item.harness.version,
-                "archive": {"name": item.archive.name, "sha256": item.digest.sha256,
-                            "size": item.digest.size},
-                "catalogue": {"sha256": manifest.sha256, "size": manifest.size},
-                "files": [{"role": f.role, **(side(f) or {})} for f in item.side_files],
-            }
-        plugin_id, version, target = item.native_key
-        return {
-            "format": ENTRY_FORMAT, "id": plugin_id, "version": version, "target": target,
-            "archive": {"name": item.archive.name, "sha256": item.digest.sha256,
-                        "size": item.digest.size},
-            "plugin_json": {"sha256": manifest.sha256, "size": manifest.size},
-            "signature": side(item.signature), "build_record": side(item.build_record),
-        }
-
     def commit(self, item: ReleaseItem) -> str:
         key = item.key
         if key.kind == BundleKind.HARNESS:
@@ -349,15 +322,33 @@ class FileStore(Destination):
             raise Refused.one(codes.PUBLISH_YANKED, f"{item.label}: was yanked and can never "
                                                     "be reused")
         path = self._item_entry_path(item)
-        if self._write_bytes_once(path, canonical_bytes(self._entry(item))):
+        if self._write_bytes_once(path, canonical_bytes(entry_document(item))):
             return PUBLISHED
-        existing = self._read_document(path)
-        sha = self._entry_sha256(path, existing, entry_format) if existing is not None else None
+        existing = self.read_document(path)
+        sha = entry_digest(path, existing, entry_format) if existing is not None else None
         if sha == item.digest.sha256:
             return ALREADY_PUBLISHED
         raise Refused.one(codes.PUBLISH_CONFLICT,
                           f"{item.label}: {path} holds archive sha256 {sha}, this release has "
                           f"{item.digest.sha256} (another publisher won)")
+
+    def replace_file(self, final: Path, data: bytes) -> None:
+        """Replace `final` inside the store whole: a temp file in `.tmp/`, fsynced, renamed
+        over it (a reader sees the old bytes or the new ones, never a mixture)."""
+        self._directory(final.parent)
+        with self._temp() as (handle, temp):
+            try:
+                _write_all(handle, data)
+                os.fsync(handle)
+                temp.chmod(0o644)
+                checkpoint("publish.marketplace")
+                temp.replace(final)
+            except OSError as exc:
+                raise _write_error(final, exc) from None
+        fsync_directory(final.parent)
+
+    def refresh_listing(self, items: list[ReleaseItem]) -> dict[str, Any] | None:
+        return store_marketplace.refresh(self, items)
 
     def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
         state = self.state(plugin_id, version, target)

@@ -16,6 +16,7 @@ import urllib.parse
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
@@ -135,6 +136,13 @@ class Destination(ABC):
     @abstractmethod
     def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
         """Mark id/version/target withdrawn without touching its bytes."""
+
+    def refresh_listing(self, items: list[ReleaseItem]) -> dict[str, Any] | None:
+        """After every item of a run is committed (or a yank): rewrite what the destination
+        derives from its entries (a `file://` store's Claude Code marketplace, when it has a
+        public URL) and say what was written, for the receipt; None when there is nothing."""
+        del items
+        return None
 
     def begin_writing(self) -> None:  # noqa: B027 - only stores with temp files need it
         """Called once before the first upload of a run that is not a dry run (a `file://`

@@ -1,6 +1,10 @@
-"""Semantic Version 2.0.0 precedence, for `enable ID` without a version (the highest wins)."""
+"""Version order: Semantic Version 2.0.0 precedence (`enable ID` without a version takes the
+highest), and the order of harness versions, which need not be semantic versions (the latest
+version of a harness bundle a marketplace lists)."""
 
 from __future__ import annotations
+
+import re
 
 from horon_bundle.core import identifiers
 
@@ -26,3 +30,14 @@ def highest(versions: list[str]) -> str | None:
     if not versions:
         return None
     return max(versions, key=lambda v: (precedence(v), v))
+
+
+def release_order(version: str) -> tuple[object, ...]:
+    """A sort key for any version string: every semantic version above every other string,
+    semantic versions by precedence, the others by their dot-, dash-, plus- or
+    underscore-separated parts (numbers numerically, below words); the string itself last,
+    so that no two versions tie."""
+    if identifiers.SEMVER.fullmatch(version):
+        return (1, precedence(version), version)
+    parts = tuple(_identifier(part) for part in re.split(r"[.+_-]", version))
+    return (0, parts, version)
