@@ -232,3 +232,12 @@ def test_every_module_and_name_architecture_md_points_at_exists() -> None:
         if where is None or name not in _defined(where):
             wrong.append(f"{name} in {named}")
     assert wrong == []
+
+
+def test_the_row_docs_architecture_shows_is_a_row_of_the_native_table() -> None:
+    """docs/architecture.md teaches adding a check with a real row: it stays one."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    [shown] = re.findall(r"```python\n\s*(CheckRow\(.*\)),\n\s*```", text)
+    source = (REPO / "tooling" / "horon_bundle" / "verify" / "judge.py").read_text(
+        encoding="utf-8")
+    assert f"    {shown},\n" in source

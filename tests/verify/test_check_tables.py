@@ -4,7 +4,6 @@ their order, and install and publish admit a bundle by its proving rows (`unprov
 from __future__ import annotations
 
 import dataclasses
-import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 from tests.conftest import BuiltExample
 from tests.harness_support import write_plugin
-from tests.helpers import HOST, REPO, cli, copy_bundle, edit_manifest, edit_provenance
+from tests.helpers import HOST, cli, copy_bundle, edit_manifest, edit_provenance
 
 # rows a good bundle does not report: they report only a refusal (provenance.read,
 # integrity.read) or why the provenance checks did not run (provenance)
@@ -230,12 +229,3 @@ def test_a_table_refuses_a_name_twice_and_a_waiver_of_a_row_that_proves_nothing(
         CheckTable(rows=(CheckRow("a", judge), CheckRow("a", judge)), passing=frozenset())
     with pytest.raises(ValueError, match="waived"):
         CheckTable(rows=(CheckRow("a", judge, waived_for_qa=True),), passing=frozenset())
-
-
-def test_the_row_docs_architecture_shows_is_a_row_of_the_native_table() -> None:
-    """docs/architecture.md teaches adding a check with a real row: it stays one."""
-    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    [shown] = re.findall(r"```python\n\s*(CheckRow\(.*\)),\n\s*```", text)
-    source = (REPO / "tooling" / "horon_bundle" / "verify" / "judge.py").read_text(
-        encoding="utf-8")
-    assert f"    {shown},\n" in source
