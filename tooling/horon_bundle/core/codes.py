@@ -428,6 +428,30 @@ PUBLISH_UNREACHABLE = register(
     "publish.unreachable", "The destination does not answer (connection refused, timeout, "
     "missing directory).", "Check the destination and run the same command again: a publish "
     "interrupted half-way is completed by the next run.", exit_status=EXIT_ENVIRONMENT)
+PUBLISH_DEADLINE = register(
+    "publish.deadline", "A registry request did not complete within its deadline (20 s for a "
+    "small request, connect, retries and redirects included; 20 s plus 1 s per MiB for a blob "
+    "upload), or nothing arrived for 60 s.",
+    "The registry answers too slowly or dribbles its answer; check it (or the network) and run "
+    "the same command again: an interrupted publish is completed by the next run.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_TOO_LARGE = register(
+    "publish.too-large", "A registry answer is larger than its cap (4 MiB for a ping, manifest, "
+    "index, tag page or token answer); nothing past the cap was read.",
+    "A registry's answers to these requests are small: check what answers at that address.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_UNSAFE_LOCATION = register(
+    "publish.unsafe-location", "The registry named a location (an upload Location, a redirect, a "
+    "next page, a token realm) that would downgrade HTTPS to plain HTTP, use plain HTTP to a "
+    "host that is not loopback, carry user information or another scheme, or it redirected "
+    "more than 3 times; nothing was sent there.",
+    "Check the registry's configuration (its external URL): plain HTTP is only ever used for "
+    "loopback, and credentials only go to the registry's own scheme, host and port.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_TAG_LIMIT = register(
+    "publish.tag-limit", "A repository's tag list runs past 100 pages or 100,000 tags.",
+    "Name the target (`yank ID VERSION --target T`) so that no tag list is read, or check the "
+    "registry's pagination.", exit_status=EXIT_ENVIRONMENT)
 PUBLISH_AUTH = register(
     "publish.auth", "The registry refused the credentials, or none were found.",
     "Set HORON_REGISTRY_USERNAME and HORON_REGISTRY_PASSWORD (in GitHub Actions: github.actor "

@@ -44,10 +44,10 @@ class PublishOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def _open(gate: Gate, environ: Mapping[str, str]) -> Destination:
+def _open(gate: Gate, environ: Mapping[str, str], reporter: Reporter) -> Destination:
     assert gate.destination is not None
     address = parse_address(gate.destination)
-    return open_destination(address, environ)
+    return open_destination(address, environ, reporter)
 
 
 def publish(request: PublishRequest, environ: Mapping[str, str],
@@ -56,7 +56,7 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
     outcome = PublishOutcome(gate=gate)
     if not gate.open:
         return outcome
-    destination = _open(gate, environ)
+    destination = _open(gate, environ, reporter)
     outcome.destination = destination.display
     try:
         reporter.step(f"checking the release in {request.dist_dir}")
@@ -161,7 +161,7 @@ def yank(request: YankRequest, environ: Mapping[str, str], reporter: Reporter) -
         if not valid:
             raise Refused.one(codes.YANK_NOT_PUBLISHED, f"{value[:80]!r} is not a valid plugin "
                                                         "id, version or target")
-    destination = _open(gate, environ)
+    destination = _open(gate, environ, reporter)
     outcome.destination = destination.display
     try:
         targets = ([request.target] if request.target

@@ -1,11 +1,10 @@
-"""A small OCI distribution client on top of requests and oras-py's authentication.
+"""A small OCI distribution client: the requests publishing and yanking make.
 
-requests (imported lazily) brings the HTTP session, oras-py's `oras.auth` the bearer-token
-flow and credentials from the Docker config (not `oras.provider`, which also imports
-jsonschema: 30 MiB and a second of start-up); this module adds what publishing needs and
-oras's `push` lacks: manifests written byte for byte (with `artifactType`), blobs streamed
-from their file and never held whole (a 1 GiB archive never sits in memory), every answer
-checked, no silent retries (oras retries for minutes against a dead registry), timeouts, and
+Every request goes through `oci_http` (one deadline, capped bodies, our own redirects and
+locations, bounded retries, credentials for the registry's origin only) with the headers
+`oci_auth` gives; this module adds what publishing needs and oras's `push` lacks: manifests
+written byte for byte (with `artifactType`), blobs streamed from their file and never held
+whole (a 1 GiB archive never sits in memory), every answer checked, a bounded tag list, and
 every transport failure turned into a refusal. Credentials are never logged: messages name
 the registry, the path and the HTTP status, nothing else.
 
@@ -19,25 +18,37 @@ digest of what it received and refuses a difference; the client confirms the sto
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
+from horon_bundle.publish.destinations.oci_auth import Authorizer, find_credentials
+from horon_bundle.publish.destinations.oci_deadline import Deadline
+from horon_bundle.publish.destinations.oci_http import (
+    MAX_JSON_BYTES,
+    Answer,
+    Body,
+    Origin,
+    RegistryHttp,
+    path_of,
+    shown,
+)
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 
-USERNAME_VARIABLE = "HORON_REGISTRY_USERNAME"
-PASSWORD_VARIABLE = "HORON_REGISTRY_PASSWORD"  # noqa: S105 - the variable's name, not a secret
-TIMEOUT = (10.0, 120.0)  # connect, read (seconds)
-MAX_MANIFEST_BYTES = 4 << 20
-UPLOAD_CHUNK = 1 << 20  # bytes per send: few system calls, flat memory (docs/benchmarks.md)
+MAX_MANIFEST_BYTES = MAX_JSON_BYTES
+MAX_TAG_PAGES = 100  # pages of a tag list read before `publish.tag-limit`
+MAX_TAGS = 100_000  # tags of one repository listed before `publish.tag-limit`
+TAG_PAGE = 1000  # tags asked for per page
+UPLOAD_CHUNK = 1 << 20  # bytes read from the file at a time: flat memory (docs/benchmarks.md)
 _UNAVAILABLE = (502, 503, 504)
 ACCEPT_MANIFESTS = f"{MANIFEST_MEDIA_TYPE}, {INDEX_MEDIA_TYPE}"
+_NEXT = re.compile(r'<([^>]*)>\s*;[^,]*?\brel\s*=\s*"?next"?', re.IGNORECASE)
 
 
 class FileBody:
@@ -90,149 +101,102 @@ class ConcurrentWrite(Exception):
 
 
 class RegistryClient:
-    def __init__(self, address: OciAddress, environ: Mapping[str, str]) -> None:
-        # oras.auth alone: oras.provider would also import jsonschema (+30 MiB, +1.3 s here)
-        import http.cookiejar  # noqa: PLC0415 - with the session
-
-        import oras.auth  # type: ignore[import-untyped]  # noqa: PLC0415 - heavy: requests
-        import oras.container  # type: ignore[import-untyped]  # noqa: PLC0415 - heavy
-        import requests  # noqa: PLC0415 - comes with oras
-
+    def __init__(self, address: OciAddress, environ: Mapping[str, str], *,
+                 http: RegistryHttp | None = None,
+                 on_retry: Callable[[str], None] | None = None) -> None:
+        """`http`: a transport configured explicitly (tests: shorter deadlines, a test CA);
+        by default one for `https://REGISTRY`, or plain `http://` for a loopback address."""
         self.address = address
         scheme = "http" if address.loopback else "https"
-        self.base = f"{scheme}://{address.registry}"
-        self._session: Any = requests.Session()
-        # no cookies: some registries (Harbor) take one as a sign of a browser
-        self._session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-        self._auth: Any = oras.auth.get_auth_backend("token", self._session, address.loopback)
-        self._basic: str | None = None
-        self.credential_problem: str | None = None
-        username = environ.get(USERNAME_VARIABLE, "")
-        password = environ.get(PASSWORD_VARIABLE, "")
-        if username and password:
-            self._auth.set_basic_auth(username, password)
-            self._basic = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
-        elif username or password:
-            self.credential_problem = (f"only one of {USERNAME_VARIABLE} and {PASSWORD_VARIABLE}"
-                                       " is set")
-        else:
-            configs = []
-            if environ.get("DOCKER_CONFIG"):
-                configs.append(f"{environ['DOCKER_CONFIG']}/config.json")
-            container = oras.container.Container(f"{address.namespace}/probe",
-                                                 registry=address.registry)
-            try:
-                self._auth.load_configs(container, configs=configs or None)
-            except (OSError, ValueError):
-                self.credential_problem = "the Docker config cannot be read"
-            self._basic = getattr(self._auth, "_basic_auth", None)
+        self.http = http or RegistryHttp(f"{scheme}://{address.registry}",
+                                         display=address.display, on_retry=on_retry)
+        self.base = f"{self.http.origin.scheme}://{address.registry}"
+        credentials = find_credentials(address, environ)
+        self.credential_problem = credentials.problem
+        self.auth = Authorizer(self.http, credentials)
+
+    def close(self) -> None:
+        self.http.close()
 
     # --- transport -------------------------------------------------------------------------
-    def _send(self, method: str, url: str, headers: dict[str, str],
-              data: bytes | FileBody | None, stream: bool) -> Any:
-        import requests  # noqa: PLC0415 - comes with oras
-
-        try:
-            return self._session.request(method, url, headers=headers, data=data, stream=stream,
-                                         timeout=TIMEOUT, allow_redirects=True)
-        except requests.exceptions.SSLError:
-            reason = "TLS handshake or certificate verification failed"
-        except requests.exceptions.Timeout:
-            reason = "no answer in time"
-        except requests.exceptions.ConnectionError:
-            reason = "connection refused or lost"
-        except requests.exceptions.RequestException as exc:
-            reason = type(exc).__name__
-        raise Refused.one(codes.PUBLISH_UNREACHABLE,
-                          f"{self.address.display}: {method} {_path(url)}: {reason}")
-
     def request(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
-                data: bytes | FileBody | None = None, stream: bool = False,
-                url: str | None = None) -> Any:
+                data: bytes | Body | None = None, url: str | None = None,
+                deadline: Deadline | None = None, limit: int = MAX_JSON_BYTES) -> Answer:
         """One request with authentication; 401 is answered once, then refused."""
         target = url or f"{self.base}{path}"
+        deadline = deadline or self.http.deadline()
         sent = dict(headers or {})
-        sent.update(self._auth.get_auth_header())
-        response = self._send(method, target, sent, data, stream)
-        if response.status_code != 401:
-            return self._checked(method, target, response)
-        if self.credential_problem:
-            raise Refused.one(codes.PUBLISH_AUTH,
-                              f"{self.address.display}: {self.credential_problem}")
-        challenge = response.headers.get("Www-Authenticate", "")
-        if challenge.lower().startswith("basic"):
-            if not self._basic:
-                raise Refused.one(codes.PUBLISH_AUTH, f"{self.address.display}: the registry "
-                                                      "asks for credentials and none were found")
-            sent["Authorization"] = "Basic " + self._basic
-        else:
-            sent, changed = self._auth.authenticate_request(response, sent, refresh=True)
-            if not changed:
-                raise Refused.one(codes.PUBLISH_AUTH, f"{self.address.display}: no token for "
-                                                      f"{method} {_path(target)}")
-        response = self._send(method, target, sent, data, stream)
-        if response.status_code == 401:
+        answer = self.http.send(method, target, deadline=deadline, limit=limit, body=data,
+                                headers={**sent, **self.auth.headers(target)})
+        if answer.status != 401:
+            return self._checked(method, answer)
+        self.auth.answer(method, answer, deadline)
+        answer = self.http.send(method, target, deadline=deadline, limit=limit, body=data,
+                                headers={**sent, **self.auth.headers(target)})
+        if answer.status == 401:
             raise Refused.one(codes.PUBLISH_AUTH, f"{self.address.display}: credentials refused "
-                                                  f"for {method} {_path(target)}")
-        return self._checked(method, target, response)
+                                                  f"for {method} {path_of(answer.url)}")
+        return self._checked(method, answer)
 
-    def _checked(self, method: str, url: str, response: Any) -> Any:
-        status = response.status_code
+    def _checked(self, method: str, answer: Answer) -> Answer:
+        status = answer.status
         if status == 403:
             raise Refused.one(codes.PUBLISH_NOT_WRITABLE if method in ("POST", "PUT", "PATCH")
                               else codes.PUBLISH_AUTH,
-                              f"{self.address.display}: {method} {_path(url)}: 403 denied")
+                              f"{self.address.display}: {method} {path_of(answer.url)}: "
+                              "403 denied")
         if status in _UNAVAILABLE:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE,
-                              f"{self.address.display}: {method} {_path(url)}: {status}")
-        return response
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.address.display}: {method} "
+                              f"{path_of(answer.url)}: {status}{_tries(answer)}")
+        return answer
 
-    def unexpected(self, method: str, path: str, response: Any) -> Refused:
+    def unexpected(self, method: str, path: str, answer: Answer) -> Refused:
         return Refused.one(codes.PUBLISH_DESTINATION_STATE,
                            f"{self.address.display}: {method} {path}: unexpected "
-                           f"{response.status_code} {_error_code(response)}")
+                           f"{answer.status}{_tries(answer)} {error_text(answer)}".rstrip())
 
     # --- API ---------------------------------------------------------------------------------
     def ping(self) -> list[Finding]:
         try:
-            response = self._send("GET", f"{self.base}/v2/", {}, None, False)
+            answer = self.http.send("GET", f"{self.base}/v2/", deadline=self.http.deadline())
         except Refused as exc:
             return list(exc.findings)
-        if response.status_code in (200, 401):
+        if answer.status in (200, 401):
             return []
         return [Finding(codes.PUBLISH_UNREACHABLE, f"{self.address.display}: GET /v2/ answered "
-                                                   f"{response.status_code}: not an OCI registry")]
+                                                   f"{answer.status}{_tries(answer)}: not an "
+                                                   "OCI registry")]
 
     def check_push(self, repository: str) -> list[Finding]:
         """Open a blob upload session and cancel it: proves push access, stores nothing."""
         path = f"/v2/{repository}/blobs/uploads/"
         try:
-            response = self.request("POST", path, headers={"Content-Length": "0"})
-            if response.status_code != 202 or not response.headers.get("Location"):
-                raise self.unexpected("POST", path, response)
-            self.request("DELETE", "", url=self._location(response))
+            answer = self.request("POST", path)
+            if answer.status != 202:
+                raise self.unexpected("POST", path, answer)
+            self.request("DELETE", "", url=self._location(answer, "POST " + path))
         except Refused as exc:
             return list(exc.findings)
         return []
 
-    def _location(self, response: Any) -> str:
-        location: str = response.headers["Location"]
-        return location if location.startswith(("http://", "https://")) else self.base + location
+    def _location(self, answer: Answer, what: str) -> str:
+        return self.http.resolve(answer.url, answer.header("Location"), what)
 
     def blob_size(self, repository: str, digest: Digest) -> int | None:
         """The size of the stored blob (None: absent); a registry naming another digest is
         refused, and so is a size other than the digest's (content addressing is broken)."""
         path = f"/v2/{repository}/blobs/sha256:{digest.sha256}"
-        response = self.request("HEAD", path)
-        if response.status_code == 404:
+        answer = self.request("HEAD", path)
+        if answer.status == 404:
             return None
-        if response.status_code != 200:
-            raise self.unexpected("HEAD", path, response)
-        named = response.headers.get("Docker-Content-Digest")
-        size = response.headers.get("Content-Length", "")
+        if answer.status != 200:
+            raise self.unexpected("HEAD", path, answer)
+        named = answer.header("Docker-Content-Digest")
+        size = answer.header("Content-Length") or ""
         if named not in (None, f"sha256:{digest.sha256}") or size != str(digest.size):
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: {path} answers "
-                                                       f"digest {named}, {size or '?'} bytes; "
+                                                       f"digest {shown(str(named), 80)}, "
+                                                       f"{shown(size, 20) or '?'} bytes; "
                                                        f"expected {digest.size} bytes")
         return digest.size
 
@@ -254,26 +218,26 @@ class RegistryClient:
 
     def _upload(self, repository: str, digest: Digest, body: bytes | FileBody) -> None:
         path = f"/v2/{repository}/blobs/uploads/"
-        response = self.request("POST", path, headers={"Content-Length": "0"})
-        if response.status_code != 202 or not response.headers.get("Location"):
-            raise self.unexpected("POST", path, response)
-        location = self._location(response)
+        answer = self.request("POST", path)
+        if answer.status != 202:
+            raise self.unexpected("POST", path, answer)
+        location = self._location(answer, "POST " + path)
         joiner = "&" if "?" in location else "?"
-        response = self.request(
+        answer = self.request(
             "PUT", "", url=f"{location}{joiner}digest=sha256:{digest.sha256}", data=body,
-            headers={"Content-Type": "application/octet-stream",
-                     "Content-Length": str(digest.size)})
-        if response.status_code == 400 and _error_code(response) == "DIGEST_INVALID":
+            headers={"Content-Type": "application/octet-stream"},
+            deadline=self.http.deadline(blob_size=digest.size))
+        if answer.status == 400 and error_code(answer) == "DIGEST_INVALID":
             raise Refused.one(codes.PUBLISH_INTEGRITY,
                               f"{self.address.display}: the registry received other bytes "
                               f"than sha256 {digest.sha256}")
-        if response.status_code != 201:
-            raise self.unexpected("PUT", f"/v2/{repository}/blobs/uploads/…", response)
-        named = response.headers.get("Docker-Content-Digest")
+        if answer.status != 201:
+            raise self.unexpected("PUT", f"/v2/{repository}/blobs/uploads/…", answer)
+        named = answer.header("Docker-Content-Digest")
         if named not in (None, f"sha256:{digest.sha256}"):
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: stored the "
-                                                       f"upload as {named}, sent sha256:"
-                                                       f"{digest.sha256}")
+                                                       f"upload as {shown(str(named), 80)}, sent "
+                                                       f"sha256:{digest.sha256}")
 
     def confirm_blob(self, repository: str, digest: Digest) -> None:
         """The registry holds the blob under its digest with its size (a HEAD: nothing read)."""
@@ -282,35 +246,22 @@ class RegistryClient:
                               f"{self.address.display}: /v2/{repository}/blobs/sha256:"
                               f"{digest.sha256} is missing right after its upload")
 
-    def _body(self, path: str, response: Any, limit: int) -> bytes:
-        chunks, size = [], 0
-        for chunk in response.iter_content(chunk_size=1 << 16):
-            size += len(chunk)
-            if size > limit:
-                raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
-                                  f"{self.address.display}: {path} is larger than {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     def get_manifest(self, repository: str, reference: str) -> Fetched | None:
         """A manifest or index by tag or digest, with its media type and ETag (None: 404)."""
         path = f"/v2/{repository}/manifests/{reference}"
-        response = self.request("GET", path, headers={"Accept": ACCEPT_MANIFESTS}, stream=True)
-        try:
-            if response.status_code == 404:
-                return None
-            if response.status_code != 200:
-                raise self.unexpected("GET", path, response)
-            data = self._body(path, response, MAX_MANIFEST_BYTES)
-            return Fetched(data=data, media_type=response.headers.get("Content-Type", ""),
-                           etag=response.headers.get("ETag"))
-        finally:
-            response.close()
+        answer = self.request("GET", path, headers={"Accept": ACCEPT_MANIFESTS},
+                              limit=MAX_MANIFEST_BYTES)
+        if answer.status == 404:
+            return None
+        if answer.status != 200:
+            raise self.unexpected("GET", path, answer)
+        return Fetched(data=answer.body, media_type=answer.header("Content-Type") or "",
+                       etag=answer.header("ETag"))
 
     def put_manifest(self, repository: str, reference: str, data: bytes, *,
                      media_type: str = MANIFEST_MEDIA_TYPE,
-                     if_match: str | None = None) -> Any:
-        """Write a manifest byte for byte; returns the response (for its `OCI-Subject`).
+                     if_match: str | None = None) -> Answer:
+        """Write a manifest byte for byte; returns the answer (for its `OCI-Subject`).
 
         `if_match`: the ETag read before a read-modify-write; a registry that honours
         conditional requests answers 412 when another writer came first (`Conflict`)."""
@@ -318,62 +269,95 @@ class RegistryClient:
         headers = {"Content-Type": media_type}
         if if_match:
             headers["If-Match"] = if_match
-        response = self.request("PUT", path, data=data, headers=headers)
-        if response.status_code == 412 and if_match:
+        answer = self.request("PUT", path, data=data, headers=headers)
+        if answer.status == 412 and if_match:
             raise ConcurrentWrite(path)
-        if response.status_code != 201:
-            raise self.unexpected("PUT", path, response)
-        digest = response.headers.get("Docker-Content-Digest")
+        if answer.status != 201:
+            raise self.unexpected("PUT", path, answer)
+        digest = answer.header("Docker-Content-Digest")
         expected = "sha256:" + hash_bytes(data).sha256
         if digest not in (None, expected):
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: {path} stored "
-                                                       f"as {digest}, sent {expected}")
-        return response
+                                                       f"as {shown(str(digest), 80)}, sent "
+                                                       f"{expected}")
+        return answer
 
     def get_referrers(self, repository: str, subject: str) -> bytes | None:
         """The referrers API's answer for `subject` (an image index), or None when the
         registry has no referrers API (404, as distribution 2.8 answers)."""
         path = f"/v2/{repository}/referrers/{subject}"
-        response = self.request("GET", path, headers={"Accept": INDEX_MEDIA_TYPE}, stream=True)
-        try:
-            if response.status_code == 404:
-                return None
-            if response.status_code != 200:
-                raise self.unexpected("GET", path, response)
-            return self._body(path, response, MAX_MANIFEST_BYTES)
-        finally:
-            response.close()
+        answer = self.request("GET", path, headers={"Accept": INDEX_MEDIA_TYPE},
+                              limit=MAX_MANIFEST_BYTES)
+        if answer.status == 404:
+            return None
+        if answer.status != 200:
+            raise self.unexpected("GET", path, answer)
+        return answer.body
 
     def tags(self, repository: str) -> list[str]:
-        path: str | None = f"/v2/{repository}/tags/list?n=1000"
+        """Every tag of the repository, page by page: at most `MAX_TAG_PAGES` pages and
+        `MAX_TAGS` tags (`publish.tag-limit`), each page on the registry's own origin."""
+        url = f"{self.base}/v2/{repository}/tags/list?n={TAG_PAGE}"
         found: list[str] = []
-        while path:
-            response = self.request("GET", path)
-            if response.status_code == 404:
+        for _page in range(MAX_TAG_PAGES):
+            answer = self.request("GET", "", url=url)
+            where = path_of(answer.url)
+            if answer.status == 404:
                 return found
-            if response.status_code != 200:
-                raise self.unexpected("GET", path, response)
+            if answer.status != 200:
+                raise self.unexpected("GET", where, answer)
             try:
-                document = response.json()
-            except ValueError:
-                raise self.unexpected("GET", path, response) from None
+                document = read_json(answer.body, source=where, max_bytes=len(answer.body) + 1)
+            except Refused:
+                raise self.unexpected("GET", where, answer) from None
             tags = document.get("tags") if isinstance(document, dict) else None
-            found.extend(t for t in tags or [] if isinstance(t, str))
-            link = response.links.get("next", {}).get("url")
-            path = link if isinstance(link, str) and link.startswith("/v2/") else None
-        return found
+            if isinstance(tags, list):
+                found.extend(t for t in tags if isinstance(t, str))
+            if len(found) > MAX_TAGS:
+                raise self._tag_limit(repository, f"more than {MAX_TAGS} tags")
+            link = next_link(answer.header("Link"))
+            if link is None:
+                return found
+            url = self._location_here(url, link, f"GET {where}: next page")
+        raise self._tag_limit(repository, f"more than {MAX_TAG_PAGES} pages")
+
+    def _location_here(self, request_url: str, location: str, what: str) -> str:
+        url = self.http.resolve(request_url, location, what)
+        if self.http.origin != Origin.of(url):
+            raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION, f"{self.address.display}: {what}: "
+                              f"{Origin.of(url).text} is not the registry")
+        return url
+
+    def _tag_limit(self, repository: str, what: str) -> Refused:
+        return Refused.one(codes.PUBLISH_TAG_LIMIT, f"{self.address.display}: /v2/{repository}"
+                                                    f"/tags/list: {what}; nothing was changed")
 
 
-def _path(url: str) -> str:
-    """The path of a URL without its query (upload session state stays out of messages)."""
-    rest = url.split("://", 1)[-1]
-    path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-    return path.split("?", 1)[0]
+def next_link(header: str | None) -> str | None:
+    """The target of `Link: <…>; rel="next"` (RFC 8288), or None."""
+    match = _NEXT.search(header or "")
+    return match.group(1) if match else None
 
 
-def _error_code(response: Any) -> str:
+def error_code(answer: Answer) -> str:
+    """The distribution error code of an error answer (`DIGEST_INVALID`), or ""."""
+    return _errors(answer)[0]
+
+
+def error_text(answer: Answer) -> str:
+    """The registry's own words for an error (code: message), escaped and short."""
+    code, message = _errors(answer)
+    return shown(f"{code}: {message}" if code and message else code or message)
+
+
+def _errors(answer: Answer) -> tuple[str, str]:
     try:
-        errors = response.json().get("errors") or []
-        return str(errors[0].get("code", ""))[:60]
-    except (ValueError, AttributeError, IndexError, TypeError):
-        return ""
+        document = read_json(answer.body, source="error", max_bytes=len(answer.body) + 1)
+        first = document["errors"][0]  # type: ignore[index]
+        return str(first.get("code", ""))[:60], str(first.get("message", ""))
+    except (Refused, KeyError, IndexError, TypeError, AttributeError):
+        return "", ""
+
+
+def _tries(answer: Answer) -> str:
+    return f" ({answer.attempts} attempts)" if answer.attempts > 1 else ""

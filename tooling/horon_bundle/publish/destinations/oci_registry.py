@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes
+from horon_bundle.core.reporter import Reporter
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.publish.destinations import oci_layout, oci_referrers
@@ -38,17 +39,25 @@ from horon_bundle.publish.release import ReleaseItem
 
 
 class OciRegistry(Destination):
-    def __init__(self, address: OciAddress, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, address: OciAddress, environ: Mapping[str, str] | None = None,
+                 reporter: Reporter | None = None) -> None:
         self.address = address
         self.oci = address
         self._environ = dict(os.environ if environ is None else environ)
+        self._reporter = reporter
         self._client: RegistryClient | None = None
 
     @property
     def client(self) -> RegistryClient:
         if self._client is None:
-            self._client = RegistryClient(self.oci, self._environ)
+            self._client = RegistryClient(
+                self.oci, self._environ,
+                on_retry=None if self._reporter is None else self._reporter.note)
         return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
 
     def _names(self, plugin_id: str, version: str, target: str) -> tuple[str, str]:
         return (oci_layout.repository(self.oci.namespace, plugin_id),

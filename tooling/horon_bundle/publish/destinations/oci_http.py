@@ -1,0 +1,390 @@
+"""Every request to an OCI registry: one deadline, capped bodies, our own redirects, bounded
+retries, and credentials for the registry's own origin only.
+
+A registry is a server someone else runs; a broken or hostile one must control neither our
+memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry"):
+
+- **Memory.** A body is read piece by piece up to a cap and never further: a manifest, an
+  index, a tag page, a token answer `MAX_JSON_BYTES` (more is `publish.too-large`); an error
+  answer `MAX_ERROR_BYTES` (the rest is left unread and the connection closed), of which at
+  most `MAX_SHOWN_CHARS` characters, escaped, reach a message.
+- **Clock.** A request has one deadline for everything it does — connect, TLS handshake,
+  sending, the status line and headers, the body, its retries and redirects: each socket
+  operation waits at most the time left (`oci_deadline`), so a server dribbling a byte a
+  second is given up at the deadline, not after its last byte (`publish.deadline`). A small
+  request has `SMALL_REQUEST_DEADLINE`; a blob upload `BLOB_DEADLINE` plus one second per
+  `MIN_BLOB_RATE` bytes.
+- **Credentials.** A request to any origin (scheme, host, port) but the registry's own is sent
+  without its `Authorization` header, whoever built the headers; redirects are followed here
+  (for GET and HEAD, at most `MAX_REDIRECTS`), never by the HTTP library, and every URL the
+  registry names — an upload `Location`, a redirect, a next page, a token realm — is refused
+  (`publish.unsafe-location`) when it would take HTTPS to plain HTTP, plain HTTP to a host
+  that is not loopback, carry user information or use another scheme.
+- **Retries** are bounded and said: a read (GET, HEAD) answered 429, 500, 502, 503 or 504, or
+  whose connection was refused or lost, is tried `MAX_ATTEMPTS` times in all, after
+  `RETRY_DELAYS`, within its one deadline; each retry is reported (`on_retry`), and the
+  refusal names the attempts. A write is never repeated: a re-run completes a release.
+
+Built on http.client, which reads the status line, headers and body through the
+deadline-bound stream of `oci_deadline`; requests can bound none of those reads as a whole,
+and its redirects keep credentials across origins.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import time
+import urllib.parse
+import weakref
+from collections.abc import Callable, Iterable, Sized
+from dataclasses import dataclass, replace
+from email.message import Message
+from typing import Protocol
+
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Refused
+from horon_bundle.publish.destinations.interface import is_loopback
+from horon_bundle.publish.destinations.oci_deadline import (
+    READ_PIECE,
+    RETRY_DELAYS,
+    Deadline,
+    DeadlineSpent,
+    Limits,
+    arm,
+    bounded_response,
+)
+
+MAX_JSON_BYTES = 4 << 20  # a manifest, an index, a tag page, a token or ping answer
+MAX_ERROR_BYTES = 64 << 10  # read of an error answer (401, 4xx, 5xx); the rest never is
+MAX_SHOWN_CHARS = 200  # of a registry's own text (an error, a host) in one message
+MAX_REDIRECTS = 3  # hops followed for one GET or HEAD
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1  # a read is tried 3 times in all
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+RETRIED_METHODS = frozenset({"GET", "HEAD"})
+SEND_PIECE = 256 << 10  # bytes per send: each one waits at most the time left
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+class Body(Sized, Iterable[bytes], Protocol):
+    """A request body streamed in pieces, with a known length (see `FileBody`)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Origin:
+    scheme: str
+    host: str  # lower case; an IPv6 literal without brackets
+    port: int
+
+    @classmethod
+    def of(cls, url: str) -> Origin:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port if parts.port is not None else 443 if parts.scheme == "https" else 80
+        return cls(parts.scheme, (parts.hostname or "").lower(), port)
+
+    @property
+    def text(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return shown(f"{self.scheme}://{host}:{self.port}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    status: int
+    headers: Message  # names matched case-insensitively
+    body: bytes  # capped; an error answer's first MAX_ERROR_BYTES
+    url: str  # where it came from, after redirects
+    attempts: int = 1
+
+    def header(self, name: str) -> str | None:
+        value = self.headers.get(name)
+        return None if value is None else str(value)
+
+
+def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """A registry's text for one line of a message: control and non-ASCII characters escaped,
+    at most `limit` characters."""
+    escaped = text.encode("ascii", "backslashreplace").decode("ascii")
+    escaped = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in escaped)
+    return escaped if len(escaped) <= limit else escaped[:limit] + "…"
+
+
+def path_of(url: str) -> str:
+    """The path of a URL without its query (upload session state stays out of messages)."""
+    return shown(urllib.parse.urlsplit(url).path or "/")
+
+
+class _NoConnection(Exception):
+    """No connection within the connect limit (its one argument, in seconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    method: str
+    headers: dict[str, str]
+    body: bytes | Body | None
+    limit: int
+    deadline: Deadline
+
+
+class RegistryHttp:
+    """The transport of one registry client: kept-alive connections per origin."""
+
+    def __init__(self, registry: str, *, display: str, limits: Limits | None = None,
+                 tls: ssl.SSLContext | None = None,
+                 on_retry: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.origin = Origin.of(registry)
+        self.display = display
+        self.limits = limits or Limits()
+        self._tls = tls  # None: the system's trust store, loaded on the first HTTPS connect
+        self._on_retry = on_retry
+        self._sleep = sleep
+        self._pool: dict[Origin, http.client.HTTPConnection] = {}
+        # kept-alive connections are closed with the transport, even one nobody closed
+        weakref.finalize(self, _close_all, self._pool)
+
+    def deadline(self, blob_size: int | None = None) -> Deadline:
+        """A small request's deadline, or a blob upload's (longer with its size)."""
+        if blob_size is None:
+            return Deadline(self.limits.small)
+        return Deadline(self.limits.blob + blob_size / self.limits.min_blob_rate)
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = _system_tls()
+        return self._tls
+
+    def close(self) -> None:
+        _close_all(self._pool)
+
+    # --- URLs ------------------------------------------------------------------------------
+    def url_problem(self, url: str) -> str | None:
+        """Why a URL must not be requested, or None."""
+        if any(not "!" <= c <= "~" for c in url):
+            return "holds whitespace, a control or a non-ASCII character"
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # noqa: B018 - parsed for its ValueError
+        except ValueError:
+            return "is not a URL"
+        if parts.scheme not in ("http", "https"):
+            return "is neither HTTP nor HTTPS"
+        if "@" in parts.netloc:
+            return "holds user information"
+        if not parts.hostname:
+            return "has no host"
+        if parts.scheme == "http" and self.origin.scheme == "https":
+            return "would downgrade HTTPS to plain HTTP"
+        if parts.scheme == "http" and not is_loopback(parts.hostname):
+            return "is plain HTTP to a host that is not loopback"
+        return None
+
+    def resolve(self, request_url: str, location: str | None, what: str) -> str:
+        """A `Location` (relative: against the request's URL) as a URL safe to request."""
+        if not location:
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE,
+                              f"{self.display}: {what}: the answer names no Location")
+        url = urllib.parse.urljoin(request_url, location)
+        problem = self.url_problem(url)
+        if problem is not None:
+            raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
+                              f"{self.display}: {what}: the location {_where(url)} {problem}; "
+                              "nothing was sent there")
+        return url
+
+    # --- requests --------------------------------------------------------------------------
+    def send(self, method: str, url: str, *, deadline: Deadline,
+             headers: dict[str, str] | None = None, body: bytes | Body | None = None,
+             limit: int = MAX_JSON_BYTES) -> Answer:
+        """One request to its answer: redirects of a GET or HEAD followed, a read retried."""
+        what = f"{method} {path_of(url)}"
+        problem = self.url_problem(url)
+        if problem is not None:
+            raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
+                              f"{self.display}: {what}: {_where(url)} {problem}")
+        call = _Call(method, headers or {}, body, limit, deadline)
+        hops = attempts = 0
+        most = len(self.limits.retry_delays) + 1  # MAX_ATTEMPTS unless a test says otherwise
+        while True:
+            attempts += 1
+            failure, answer = self._attempt(call, url)
+            if (method in RETRIED_METHODS and attempts < most
+                    and (answer is None or answer.status in RETRY_STATUSES)):
+                delay = self.limits.retry_delays[attempts - 1]
+                if deadline.left() > delay:
+                    said = failure if answer is None else str(answer.status)
+                    if self._on_retry is not None:
+                        self._on_retry(f"{self.display}: {what}: {said}; attempt "
+                                       f"{attempts + 1} of {most} in {delay:g} s")
+                    self._sleep(delay)
+                    continue
+            if answer is None:
+                raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: "
+                                  f"{failure}{_tries(attempts)}")
+            if method not in RETRIED_METHODS or answer.status not in _REDIRECTS:
+                return replace(answer, attempts=attempts)
+            hops += 1
+            if hops > MAX_REDIRECTS:
+                raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION, f"{self.display}: {what}: "
+                                  f"more than {MAX_REDIRECTS} redirects")
+            url = self.resolve(url, answer.header("Location"), f"{what}: redirect")
+            attempts = 0
+
+    def _attempt(self, call: _Call, url: str) -> tuple[str, Answer | None]:
+        """(why it failed, None) for a failure worth retrying; refuses every other one."""
+        what = f"{call.method} {path_of(url)}"
+        try:
+            return "", self._exchange(call, url)
+        except _NoConnection as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: no connection "
+                              f"within {exc.args[0]:g} s") from None
+        except (DeadlineSpent, TimeoutError):
+            spent = call.deadline.left() <= 0
+            raise Refused.one(codes.PUBLISH_DEADLINE, f"{self.display}: {what}: " + (
+                f"no complete answer within {call.deadline.seconds:g} s" if spent
+                else f"no progress for {self.limits.idle:g} s")) from None
+        except ssl.SSLError:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: TLS handshake "
+                           "or certificate verification failed") from None
+        except ConnectionRefusedError:
+            return "connection refused", None
+        except (ConnectionError, http.client.IncompleteRead):
+            return "connection lost", None
+        except http.client.HTTPException as exc:
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{self.display}: {what}: not a "
+                           f"well-formed HTTP answer ({type(exc).__name__})") from None
+        except OSError as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: "
+                           f"{exc.strerror or type(exc).__name__}") from None
+
+    def _exchange(self, call: _Call, url: str) -> Answer:
+        origin = Origin.of(url)
+        # credentials never leave the registry's origin, whoever built the headers
+        sent = {name: value for name, value in call.headers.items()
+                if origin == self.origin or name.lower() != "authorization"}
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection = self._pool.pop(origin, None)
+        response: http.client.HTTPResponse | None = None
+        try:
+            if connection is not None:
+                try:  # kept alive: the server may have closed it meanwhile
+                    response = self._request(connection, call, target, sent)
+                except (ConnectionError, http.client.RemoteDisconnected, ssl.SSLError):
+                    connection.close()
+                    connection = None
+            if connection is None:
+                connection = self._connect(origin, call.deadline)
+                response = self._request(connection, call, target, sent)
+            assert response is not None
+            data, whole = self._read(response, url, call.limit)
+        except BaseException:
+            if response is not None:
+                response.close()
+            if connection is not None:
+                connection.close()
+            raise
+        response.close()
+        if whole and not response.will_close:
+            self._pool[origin] = connection
+        else:
+            connection.close()
+        return Answer(status=response.status, headers=response.headers, body=data, url=url)
+
+    def _connect(self, origin: Origin, deadline: Deadline) -> http.client.HTTPConnection:
+        left = deadline.left()
+        if left <= 0:
+            raise DeadlineSpent
+        timeout = min(left, self.limits.connect)
+        connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
+                                                  context=self._tls_context())
+                      if origin.scheme == "https"
+                      else http.client.HTTPConnection(origin.host, origin.port, timeout=timeout))
+        try:
+            connection.connect()
+        except TimeoutError:  # the deadline's, or the connect limit's when it came first
+            raise DeadlineSpent if timeout == left else _NoConnection(timeout) from None
+        return connection
+
+    def _request(self, connection: http.client.HTTPConnection, call: _Call, target: str,
+                 headers: dict[str, str]) -> http.client.HTTPResponse:
+        sock, body, deadline = connection.sock, call.body, call.deadline
+        connection.response_class = bounded_response(deadline, self.limits.idle)
+        connection.putrequest(call.method, target)  # with Accept-Encoding: identity
+        for name, value in headers.items():
+            if name.lower() != "content-length":
+                connection.putheader(name, value)
+        if body is not None or call.method in ("POST", "PUT", "PATCH"):
+            # the length of what is sent, never a caller's word for it
+            connection.putheader("Content-Length", str(0 if body is None else len(body)))
+        arm(sock, deadline, self.limits.idle)
+        connection.endheaders()
+        chunks: Iterable[bytes] = () if body is None else [body] if isinstance(body, bytes) \
+            else body
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                for start in range(0, len(view), SEND_PIECE):
+                    arm(sock, deadline, self.limits.idle)
+                    sock.sendall(view[start:start + SEND_PIECE])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server may have answered early (401, 413): its answer says why
+        return connection.getresponse()
+
+    def _read(self, response: http.client.HTTPResponse, url: str,
+              limit: int) -> tuple[bytes, bool]:
+        """The body, capped; and whether it was read whole (the connection can be kept)."""
+        error = response.status >= 300
+        cap = MAX_ERROR_BYTES if error else limit
+        if not error and response.length is not None and response.length > cap:
+            raise self._too_large(url, cap)
+        pieces: list[bytes] = []
+        size = 0
+        while size <= cap:  # past the cap by at most one piece
+            piece = response.read(READ_PIECE)
+            if not piece:
+                if response.length:  # http.client's read(n) takes an early end for the end
+                    raise http.client.IncompleteRead(b"")
+                return b"".join(pieces), True
+            pieces.append(piece)
+            size += len(piece)
+        if not error:
+            raise self._too_large(url, cap)
+        return b"".join(pieces)[:cap], False
+
+    def _too_large(self, url: str, cap: int) -> Refused:
+        return Refused.one(codes.PUBLISH_TOO_LARGE, f"{self.display}: {path_of(url)}: the "
+                           f"answer is larger than {cap} bytes; nothing more was read")
+
+
+def _system_tls() -> ssl.SSLContext:
+    """Certificates verified against the system's trust store (`SSL_CERT_FILE` and
+    `SSL_CERT_DIR` name others); where Python finds none there (python.org's macOS builds),
+    against certifi's bundle, as requests did."""
+    context = ssl.create_default_context()
+    if not context.cert_store_stats()["x509_ca"]:
+        try:
+            import certifi  # noqa: PLC0415 - only where the system store is empty
+        except ImportError:
+            return context
+        context.load_verify_locations(certifi.where())
+    return context
+
+
+def _close_all(pool: dict[Origin, http.client.HTTPConnection]) -> None:
+    for connection in pool.values():
+        connection.close()
+    pool.clear()
+
+
+def _where(url: str) -> str:
+    """A URL as a message shows it: scheme, host and port (never its path or query)."""
+    try:
+        return Origin.of(url).text
+    except ValueError:
+        return "<unparsable>"
+
+
+def _tries(attempts: int) -> str:
+    return f" ({attempts} attempts)" if attempts > 1 else ""
