@@ -37,16 +37,19 @@ from horon_bundle.core.errors import Code, Finding, Findings, Refused
 from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.tree_cursor import (
     DIR_FLAGS,
-    LOOP,
-    MISSING,
-    OUTSIDE,
     Cursor,
     Identity,
     Resolved,
+    below_root,
     identity,
     resolve_link,
+    target_text,
+    unresolved_problem,
 )
+from horon_bundle.core.tree_policy import TreeFile, TreePolicy
 from horon_bundle.core.tree_stream import TreeStream
+
+__all__ = ["Tree", "TreeFile", "TreePolicy"]
 
 # Windows reports synthetic mode bits (0o666 for every writable file, x for .exe/.bat), so
 # mode checks are POSIX-only; archives carry their own Unix modes.
@@ -56,44 +59,6 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FILE_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TreeCodes:
-    """The refusal code of each class of problem, in the words of the tree's owner."""
-
-    limit: Code
-    link: Code            # a link where none may be; one leading outside the root
-    loop: Code            # a link to itself, a cycle of links, a link to a directory above it
-    hard_link: Code
-    file_type: Code       # a FIFO, socket or device; a link to nothing
-    changed: Code         # changed between the walk and the read
-    mode: Code | None = None             # None: modes are not judged (the writer sets them)
-    empty_directory: Code | None = None  # None: an empty directory is not a finding
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TreePolicy:
-    """What one kind of tree may hold; every limit is checked before the work it bounds."""
-
-    max_entries: int      # files, directories and links listed (a followed link's too)
-    max_depth: int        # directory levels below the root
-    max_path_bytes: int   # UTF-8 bytes of one relative path
-    max_file_bytes: int   # one file, from its lstat
-    max_total_bytes: int  # all files together, from their lstat
-    follow_links: bool    # in-root links followed (else every link is refused)
-    codes: TreeCodes
-    skip_names: frozenset[str] = frozenset()  # names never entered, at any level (".git")
-    during: str = "while it was verified"     # the end of a `changed` message
-
-
-@dataclass(frozen=True, slots=True)
-class TreeFile:
-    path: str                # its relative path in the tree (through links, as followed)
-    real: tuple[str, ...]    # where its bytes are, below the root (no link in it)
-    size: int
-    executable: bool | None  # None: the file system keeps no POSIX mode bits (Windows)
-    seen: tuple[int, int, int]  # (st_dev, st_ino, st_size) the walk judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +93,7 @@ class Tree:
         self._root_real = os.path.realpath(root) if policy.follow_links or exclude else ""
         self._excluded: list[tuple[str, ...]] = []
         for path in exclude:
-            if (below := _below(self._root_real, path)) is not None:
+            if (below := below_root(self._root_real, path)) is not None:
                 self._excluded.append(below)
         # a directory reached through links may be reached again by another path (the host
         # copies it each time): its listing and each link's resolution are taken once
@@ -331,17 +296,9 @@ class Tree:
             return None
         if isinstance(target, Resolved):
             return target
-        shown = target.text if len(target.text) <= 120 else target.text[:120] + "…"
-        text = f"{where} is a symbolic link to {shown!r}"
-        if target.why == OUTSIDE:
-            self._add(found.link, f"{text}, outside the root")
-        elif target.why == LOOP:
-            self._add(found.loop, f"{text}: the links loop (one reached again, or more than "
-                                  "40 followed)")
-        elif target.why == MISSING:
-            self._add(found.file_type, f"{text}, which does not exist")
-        else:
-            self._add(found.limit, f"{text}: a name in it is longer than 255 bytes")
+        kind, message = unresolved_problem(target, where)
+        self._add({"link": found.link, "loop": found.loop, "file_type": found.file_type,
+                   "limit": found.limit}[kind], message)
         return None
 
     def _left_out(self, real: tuple[str, ...]) -> bool:
@@ -441,15 +398,3 @@ class Tree:
             with contextlib.suppress(OSError):
                 os.close(self._root_fd)
             self._root_fd = -1
-
-
-def target_text(target: Resolved) -> str:
-    return "/".join(target.real) or "."
-
-
-def _below(root_real: str, path: Path) -> tuple[str, ...] | None:
-    """`path`'s real place below the root, None when it lies elsewhere (or is the root)."""
-    relative = os.path.relpath(os.path.realpath(path), root_real)
-    if relative in {".", ".."} or relative.startswith(("../", "/")):
-        return None
-    return tuple(Path(relative).parts)

@@ -193,3 +193,29 @@ def locate(root: Path, text: str, *, descriptors: bool) -> Resolved | Unresolved
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def target_text(target: Resolved) -> str:
+    return "/".join(target.real) or "."
+
+
+def below_root(root_real: str, path: Path) -> tuple[str, ...] | None:
+    """`path`'s real place below the root, None when it lies elsewhere (or is the root)."""
+    relative = os.path.relpath(os.path.realpath(path), root_real)
+    if relative in {".", ".."} or relative.startswith(("../", "/")):
+        return None
+    return tuple(Path(relative).parts)
+
+
+def unresolved_problem(target: Unresolved, where: str) -> tuple[str, str]:
+    """The class of an unresolved link (a `TreeCodes` field) and the message naming it."""
+    shown = target.text if len(target.text) <= 120 else target.text[:120] + "…"
+    text = f"{where} is a symbolic link to {shown!r}"
+    if target.why == OUTSIDE:
+        return "link", f"{text}, outside the root"
+    if target.why == LOOP:
+        return "loop", (f"{text}: the links loop (one reached again, or more than "
+                        f"{MAX_LINK_HOPS} followed)")
+    if target.why == MISSING:
+        return "file_type", f"{text}, which does not exist"
+    return "limit", f"{text}: a name in it is longer than {NAME_MAX} bytes"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from horon_bundle.core import codes
 from horon_bundle.core.paths import MAX_PATH_BYTES
-from horon_bundle.core.tree import TreeCodes, TreePolicy
+from horon_bundle.core.tree_policy import TreeCodes, TreePolicy
 
 # both bundle forms
 MAX_ENTRIES = 10_000            # files (and directories) in a bundle
