@@ -26,6 +26,7 @@ import pytest
 from horon_bundle.build.harness import pipeline as harness_pipeline
 from horon_bundle.build.harness import plugin as harness_plugin
 from horon_bundle.core import tree
+from horon_bundle.verify import limits
 from tests.harness_support import commit_all, write_json, write_plugin
 from tests.helpers import assert_refused, cli, tree_snapshot
 
@@ -354,3 +355,18 @@ def test_a_huge_tree_is_refused_in_bounded_time_and_memory(tmp_path: Path, case:
     assert seconds < 15, seconds
     assert peak < 160, peak
     print(f"{case}: {seconds:.2f} s, {peak} MiB")
+
+
+def test_more_files_than_a_bundle_archive_holds_is_refused_before_the_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The zip is read back by the archive reader, whose entry limit (shared with native
+    bundles) is lower than the plugin tree's: said when the plugin is judged, not after every
+    file was copied."""
+    monkeypatch.setattr(limits, "MAX_ENTRIES", 12)  # the plugin's 10 files and 3 generated
+    plugin = write_plugin(tmp_path / "plugin")
+    out = tmp_path / "out"
+    result = cli("build", plugin, "--out", out)
+    assert_refused(result, "harness.tree-limit")
+    assert "its zip would hold 13 entries, and a bundle's archive holds at most 12" in \
+        result.stderr
+    assert not out.exists()

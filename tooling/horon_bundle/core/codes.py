@@ -790,7 +790,8 @@ HARNESS_RESERVED_PATH = register(
 HARNESS_FILE_TYPE = register(
     "harness.file-type",
     "A plugin file is not a regular file (a FIFO, socket or device), is a symbolic link to "
-    "nothing, is unreadable, or has an unsafe name.", "Bundles hold regular files with portable names only.")
+    "nothing, is unreadable, or has an unsafe name.",
+    "Bundles hold regular files with portable names only.")
 HARNESS_TREE_LIMIT = register(
     "harness.tree-limit",
     "A plugin tree is over one of its limits: too many entries, directories nested too deep, "

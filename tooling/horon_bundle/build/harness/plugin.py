@@ -35,6 +35,7 @@ from horon_bundle.model.harness.layout import (
     CHECKSUMS_NAME,
     ENTRY_NAME,
     PROVENANCE_NAME,
+    RESERVED,
 )
 from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.model.harness.reader import read_plugin
@@ -42,6 +43,7 @@ from horon_bundle.model.harness.ref import BundleRef, ref_path
 from horon_bundle.model.harness.statement import HarnessFacts, harness_statement
 from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import lint, promote
+from horon_bundle.verify import limits
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.reading.archive_source import ArchiveSource
@@ -92,6 +94,15 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
            entry: dict[str, Any] | None, marketplace: str | None) -> PlannedPlugin:
     files = source.files
     refusals, warnings = Findings(), Findings()
+    generated = len(RESERVED) - (entry is None)  # catalogue, provenance, SHA256SUMS, entry
+    if len(files) + generated > limits.MAX_ENTRIES:  # said now, not after copying them all
+        raise Refused.one(codes.HARNESS_TREE_LIMIT,
+                          f"{root.name}: {len(files)} files; its zip would hold "
+                          f"{len(files) + generated} entries, and a bundle's archive holds at "
+                          f"most {limits.MAX_ENTRIES} (the archive reader's limit)",
+                          "The zip is verified by the bundle archive reader, whose entry limit "
+                          "is lower than a plugin tree's; leave generated or vendored files "
+                          "out of the plugin (.gitignore), or split it.")
     contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry)
     refusals.raise_if_any()
     assert contents is not None
