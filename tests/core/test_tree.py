@@ -22,6 +22,7 @@ import pytest
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.tree import Tree
 from horon_bundle.core.tree_cursor import DIR_FDS, MAX_LINK_HOPS, NAME_MAX, Resolved, locate
+from horon_bundle.core.tree_listing import ListedTree
 from horon_bundle.core.tree_policy import TreePolicy
 from horon_bundle.verify import limits
 
@@ -317,7 +318,7 @@ def test_a_listing_is_judged_path_by_path(root: Path) -> None:
     os.link(root / "ignored" / "own", root / "ignored" / "twin")
     (root / "tools").symlink_to("bin", target_is_directory=True)
     (root / "skills" / "loop").symlink_to("..")
-    tree = Tree(root, limits.harness_tree(), label="plugin", descriptors=DIR_FDS)
+    tree = ListedTree(root, limits.harness_tree(), label="plugin", descriptors=DIR_FDS)
     for listed in ("skills/s/SKILL.md", "tools", "gone/file", "skills/loop/s/SKILL.md",
                    ".git/config", "bin"):
         tree.add(listed)
@@ -329,7 +330,7 @@ def test_a_listing_is_judged_path_by_path(root: Path) -> None:
 
 
 def test_a_listed_path_over_a_limit_is_refused_before_it_is_looked_up(root: Path) -> None:
-    tree = Tree(root, limits.harness_tree(), label="plugin", descriptors=DIR_FDS)
+    tree = ListedTree(root, limits.harness_tree(), label="plugin", descriptors=DIR_FDS)
     tree.add("a/" * 65 + "f")
     tree.add("n" * 600)
     tree.close()

@@ -49,7 +49,7 @@ from horon_bundle.core.tree_cursor import (
 from horon_bundle.core.tree_policy import TreeFile, TreePolicy
 from horon_bundle.core.tree_stream import TreeStream
 
-__all__ = ["Tree", "TreeFile", "TreePolicy"]
+__all__ = ["Frame", "Tree", "TreeFile", "TreePolicy"]
 
 # Windows reports synthetic mode bits (0o666 for every writable file, x for .exe/.bat), so
 # mode checks are POSIX-only; archives carry their own Unix modes.
@@ -62,7 +62,7 @@ _FILE_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, 
 
 
 @dataclass(frozen=True, slots=True)
-class _Frame:
+class Frame:
     prefix: str               # "" or "a/b/"
     real: tuple[str, ...]
     depth: int
@@ -72,7 +72,8 @@ class _Frame:
 
 class Tree:
     """The regular files of a directory tree, judged by `policy`; `files` and `findings`
-    once walked (`walk`, or `add` for each path a listing names); `open` streams one."""
+    once walked (`walk`; `tree_listing.ListedTree.add` for each path a listing names);
+    `open` streams one."""
 
     def __init__(self, root: Path, policy: TreePolicy, *, label: str, descriptors: bool,
                  exclude: tuple[Path, ...] = ()) -> None:
@@ -108,61 +109,9 @@ class Tree:
     # --- walking ----------------------------------------------------------------------------
     def walk(self) -> None:
         """Walk the whole tree from its root."""
-        self._walk([_Frame("", (), 0, (identity(self._root),))])
+        self._walk([Frame("", (), 0, (identity(self._root),))])
 
-    def add(self, listed: str) -> None:
-        """Judge one path a listing names (git's): each component resolved as the walk would,
-        a file taken, a directory walked whole; a path no longer there is left out."""
-        parts = listed.split("/")
-        if self._stopped or any(p in self.policy.skip_names for p in parts):
-            return
-        if len(listed.encode("utf-8", "surrogateescape")) > self.policy.max_path_bytes:
-            self._add(self.policy.codes.limit, f"{self.label}: {listed[:80]!r}… is longer "
-                                               f"than {self.policy.max_path_bytes} bytes")
-            return
-        if len(parts) - 1 > self.policy.max_depth:
-            self._add(self.policy.codes.limit, f"{self._where(listed)} lies deeper than "
-                                               f"{self.policy.max_depth} directories")
-            return
-        ancestors = [identity(self._root)]
-        real: tuple[str, ...] = ()
-        for index, name in enumerate(parts[:-1]):
-            relative = "/".join(parts[:index + 1])
-            try:
-                with self._cursor(real) as cursor:
-                    info = cursor.lstat(name)
-            except FileNotFoundError:
-                return
-            except OSError as exc:
-                self._add(self.policy.codes.changed, f"{self._where(relative)}: "
-                                                     f"{exc.strerror or exc}")
-                return
-            if stat.S_ISLNK(info.st_mode):
-                target = self._follow(real, name, info, relative, tuple(ancestors))
-            else:
-                target = Resolved((*real, name), info)
-            if target is None or self._left_out(target.real):
-                return
-            if not stat.S_ISDIR(target.info.st_mode):
-                return  # a file where git has a directory: the listed path is not there
-            real = target.real
-            ancestors.append(identity(target.info))
-        prefix = "/".join(parts[:-1]) + "/" if len(parts) > 1 else ""
-        try:
-            with self._cursor(real) as cursor:
-                info = cursor.lstat(parts[-1])
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            self._add(self.policy.codes.changed, f"{self._where(listed)}: "
-                                                 f"{exc.strerror or exc}")
-            return
-        frame = _Frame(prefix, real, len(parts) - 1, tuple(ancestors))
-        subdirectory = self._entry(frame, parts[-1], info)
-        if subdirectory is not None:
-            self._walk([subdirectory])
-
-    def _walk(self, stack: list[_Frame]) -> None:
+    def _walk(self, stack: list[Frame]) -> None:
         while stack and not self._stopped:
             frame = stack.pop()
             if frame.linked and frame.real in self._listings:
@@ -208,7 +157,7 @@ class Tree:
                                                  f"{exc.strerror or exc}")
         return None
 
-    def _entry(self, frame: _Frame, name: str, info: os.stat_result) -> _Frame | None:
+    def _entry(self, frame: Frame, name: str, info: os.stat_result) -> Frame | None:
         """Judge one entry; the frame of a directory to walk, else None. (The hot loop of a
         walk: a plain file costs no call beyond its checks.)"""
         policy, found = self.policy, self.policy.codes
@@ -258,7 +207,7 @@ class Tree:
                 self._problem(linked, info, found.limit, f"{self._where(relative)} lies deeper "
                                                          f"than {policy.max_depth} directories")
                 return None
-            return _Frame(relative + "/", real, frame.depth + 1,
+            return Frame(relative + "/", real, frame.depth + 1,
                           (*frame.ancestors, identity(info)), linked)
         self._problem(linked, info, found.file_type, f"{self._where(relative)} is "
                                                      f"{file_kind(mode)}")

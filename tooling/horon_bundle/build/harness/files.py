@@ -21,6 +21,7 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.process import run_quiet
 from horon_bundle.core.tree import Tree, TreeFile
 from horon_bundle.core.tree_cursor import DIR_FDS, Resolved, locate
+from horon_bundle.core.tree_listing import ListedTree
 from horon_bundle.core.tree_stream import TreeStream
 from horon_bundle.model.harness.layout import (
     COMPONENT_DEFAULTS,
@@ -91,16 +92,17 @@ def plugin_files(root: Path, *, exclude: tuple[Path, ...] = ()) -> WorkspaceFile
     """Bundle path -> file, read through the returned tree (the caller closes it); refuses
     what the zip cannot hold faithfully."""
     listing = _git_listing(root)
+    kind = Tree if listing is None else ListedTree
     try:
-        tree = Tree(root, limits.harness_tree(), label=root.name, descriptors=DIR_FDS,
+        tree = kind(root, limits.harness_tree(), label=root.name, descriptors=DIR_FDS,
                     exclude=exclude)
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{root}: {exc.strerror or exc}") from None
     try:
-        if listing is None:
+        if not isinstance(tree, ListedTree):
             tree.walk()
         else:
-            for name in listing:
+            for name in listing or ():
                 tree.add(name)
         findings = Findings()
         findings.extend(tree.findings)
