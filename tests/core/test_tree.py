@@ -21,7 +21,13 @@ import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.tree import Tree
-from horon_bundle.core.tree_cursor import DIR_FDS, MAX_LINK_HOPS, NAME_MAX, Resolved, locate
+from horon_bundle.core.tree_cursor import (
+    DIR_FDS,
+    MAX_COMPONENT_BYTES,
+    MAX_LINK_HOPS,
+    Resolved,
+    locate,
+)
 from horon_bundle.core.tree_listing import ListedTree
 from horon_bundle.core.tree_policy import TreePolicy
 from horon_bundle.verify import limits
@@ -116,8 +122,8 @@ HOSTILE_LINKS = {
                    "'skills/gone' is a symbolic link to 'absent', which does not exist"),
     "through a file": ([("skills/into", "s/SKILL.md/x")], "harness.file-type",
                        "which does not exist"),
-    "a name over NAME_MAX": ([("skills/far", "x" * (NAME_MAX + 1))], "harness.tree-limit",
-                             "a name in it is longer than 255 bytes"),
+    "a name over NAME_MAX": ([("skills/far", "x" * (MAX_COMPONENT_BYTES + 1))],
+                             "harness.tree-limit", "a name in it is longer than 255 bytes"),
 }
 
 

@@ -797,8 +797,8 @@ HARNESS_TREE_LIMIT = register(
     "A plugin tree is over one of its limits: too many entries, directories nested too deep, "
     "a path or a name too long, one file too large, or too many bytes in all (each judged "
     "from the file system's stat, before a byte is read).",
-    "The limits are far above real plugins, vendored node_modules included (docs/threat-"
-    "model.md); leave build output and caches out of the plugin (.gitignore).")
+    "The limits are far above real plugins, vendored node_modules included (every limit: "
+    "docs/limits.md); leave build output and caches out of the plugin (.gitignore).")
 HARNESS_HARD_LINK = register(
     "harness.hard-link",
     "A plugin file has more than one hard link: its other name may be any file of the same "

@@ -7,10 +7,10 @@ name, so neither ENAMETOOLONG nor ELOOP can arise from a tree of any shape.
 
 `resolve_link` follows a link the way the kernel would, but itself: it reads the link's
 text and walks it component by component from the directory holding the link, `..` moving to
-the real parent. Every hop is checked: a name over `NAME_MAX` bytes is refused by its length
-before any call, a step above the root (or an absolute target outside it) is outside, the same
-link reached twice or more than `MAX_LINK_HOPS` links is a loop, a missing component is
-missing. The answer is the target's real place below the root and its lstat.
+the real parent. Every hop is checked: a name over `MAX_COMPONENT_BYTES` (NAME_MAX) is
+refused by its length before any call, a step above the root (or an absolute target outside
+it) is outside, the same link reached twice or more than `MAX_LINK_HOPS` links is a loop, a
+missing component is missing. The answer is the target's real place below the root and its lstat.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
 # descriptor-relative opens and listings (POSIX); elsewhere paths, walked the same way
 DIR_FDS = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
-NAME_MAX = 255       # bytes of one file name (Linux, the BSDs and macOS)
+MAX_COMPONENT_BYTES = 255  # bytes of one file name: NAME_MAX (Linux, the BSDs, macOS)
 MAX_LINK_HOPS = 40   # links followed to resolve one name (Linux's MAXSYMLINKS)
 
 Identity = tuple[int, int]  # (st_dev, st_ino)
@@ -152,7 +152,7 @@ def resolve_text(cursor: Cursor, text: str, *, root_real: str, seen: set[Identit
                 return Unresolved(OUTSIDE, first)
             cursor.up()
             continue
-        if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
+        if len(part.encode("utf-8", "surrogateescape")) > MAX_COMPONENT_BYTES:
             return Unresolved(TOO_LONG, first)
         try:
             info = cursor.lstat(part)
@@ -218,4 +218,4 @@ def unresolved_problem(target: Unresolved, where: str) -> tuple[str, str]:
                         f"{MAX_LINK_HOPS} followed)")
     if target.why == MISSING:
         return "file_type", f"{text}, which does not exist"
-    return "limit", f"{text}: a name in it is longer than {NAME_MAX} bytes"
+    return "limit", f"{text}: a name in it is longer than {MAX_COMPONENT_BYTES} bytes"
