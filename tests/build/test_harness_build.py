@@ -304,7 +304,7 @@ def test_a_link_cycle_inside_the_root_is_refused_not_followed_forever(tmp_path: 
     workspace = write_plugin(tmp_path / "plugin")
     (workspace / "skills" / "loop").symlink_to(workspace / "skills")
     result = cli("build", workspace, "--out", tmp_path / "out")
-    assert_refused(result, "harness.path-unsafe")
+    assert_refused(result, "harness.link-loop")
     assert "cycle" in result.stderr
 
 

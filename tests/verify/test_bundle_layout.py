@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from horon_bundle.core import tree as bundle_tree
 from horon_bundle.verify.judge import verify_path
-from horon_bundle.verify.reading import directory as bundle_directory
 from tests.conftest import BuiltExample
 from tests.helpers import (
     assert_refused,
@@ -224,7 +224,7 @@ def test_mode_rules_are_posix_only(bundle: Path, monkeypatch: pytest.MonkeyPatch
     """Windows reports synthetic modes; there a directory bundle's mode bits are not judged."""
     (bundle / "LICENSE").chmod(0o666)
     assert "layout.mode" in [f.code.name for f in verify_path(bundle).findings]
-    monkeypatch.setattr(bundle_directory, "POSIX_MODES", False)
+    monkeypatch.setattr(bundle_tree, "POSIX_MODES", False)
     assert verify_path(bundle).ok
 
 

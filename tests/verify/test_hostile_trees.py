@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from horon_bundle.cli.main import main
+from horon_bundle.core import tree, tree_stream
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import CHUNK, hash_stream
 from horon_bundle.verify import limits
@@ -151,15 +152,15 @@ def test_a_file_growing_while_it_is_read(example_release: BuiltExample,
 
 def _remove_lib_as_it_is_listed(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`lib/` (and the library in it) vanish just as the walk comes to list it."""
-    original = DirectorySource._list
+    original = tree.Tree._list
 
-    def racing(self: DirectorySource, prefix: str) -> object:
+    def racing(self: tree.Tree, prefix: str, *rest: Any) -> object:
         if prefix == "lib/":
             (bundle / LIBRARY).unlink()
             (bundle / "lib").rmdir()
-        return original(self, prefix)
+        return original(self, prefix, *rest)
 
-    monkeypatch.setattr(DirectorySource, "_list", racing)
+    monkeypatch.setattr(tree.Tree, "_list", racing)
 
 
 def test_a_directory_removed_during_the_walk(example_release: BuiltExample, tmp_path: Path,
@@ -336,7 +337,7 @@ def test_readinto_fills_the_buffer_it_is_given(example_release: BuiltExample, tm
     """At most len(buffer) and at most one chunk, the bytes of the file, with `readv` or
     (as on Windows) `read` and a copy into the buffer."""
     bundle, data = _with_big_file(example_release, tmp_path)
-    monkeypatch.setattr(directory, "_READV", readv)
+    monkeypatch.setattr(tree_stream, "_READV", readv)
     source = DirectorySource(bundle)
     try:
         with source.open(BIG) as stream:
@@ -380,7 +381,7 @@ def test_a_read_that_fails_is_layout_changed(example_release: BuiltExample, tmp_
     """An OSError from the descriptor (here EBADF: the stream was closed) is a refusal naming
     the file, from `read` and from `readinto`, never a traceback."""
     bundle = copy_bundle(example_release.bundle, tmp_path)
-    monkeypatch.setattr(directory, "_READV", readv)
+    monkeypatch.setattr(tree_stream, "_READV", readv)
     source = DirectorySource(bundle)
     stream = source.open("LICENSE")
     stream.close()
@@ -680,7 +681,7 @@ def test_each_file_is_described_as_an_archive_entry_is(example_release: BuiltExa
     expected = {path: BundleFile(path, (bundle / path).stat().st_size, path == "lib/tool")
                 for path in _regular_files(bundle)}
     assert source.files == expected
-    monkeypatch.setattr(directory, "POSIX_MODES", False)
+    monkeypatch.setattr(tree, "POSIX_MODES", False)
     source = DirectorySource(bundle)
     source.close()
     assert {p: f.executable for p, f in source.files.items()} == dict.fromkeys(expected)

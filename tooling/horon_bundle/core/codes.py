@@ -813,8 +813,33 @@ HARNESS_RESERVED_PATH = register(
     "provenance.json).", "Rename or move the file; the bundle writes these itself.")
 HARNESS_FILE_TYPE = register(
     "harness.file-type",
-    "A plugin file is not a regular file (a FIFO, socket or device), is unreadable, or has an "
-    "unsafe name.", "Bundles hold regular files with portable names only.")
+    "A plugin file is not a regular file (a FIFO, socket or device), is a symbolic link to "
+    "nothing, is unreadable, or has an unsafe name.",
+    "Bundles hold regular files with portable names only.")
+HARNESS_TREE_LIMIT = register(
+    "harness.tree-limit",
+    "A plugin tree is over one of its limits: too many entries, directories nested too deep, "
+    "a path or a name too long, one file too large, or too many bytes in all (each judged "
+    "from the file system's stat, before a byte is read).",
+    "The limits are far above real plugins, vendored node_modules included (every limit: "
+    "docs/limits.md); leave build output and caches out of the plugin (.gitignore).")
+HARNESS_HARD_LINK = register(
+    "harness.hard-link",
+    "A plugin file has more than one hard link: its other name may be any file of the same "
+    "file system, outside the plugin too, and nothing inside the plugin can tell which.",
+    "Copy the file instead of linking it (cp, not ln; pnpm: package-import-method=copy).")
+HARNESS_LINK_LOOP = register(
+    "harness.link-loop",
+    "A symbolic link in the plugin never resolves to a file: it points at itself, links "
+    "form a cycle, more than 40 links are chained, or it names a directory that contains it.",
+    "The host would copy such a link forever or fail; replace it with the file or "
+    "directory it means.")
+HARNESS_CHANGED = register(
+    "harness.changed",
+    "A plugin file was replaced, removed, retyped or resized between the walk that judged "
+    "it and the read that copied it.",
+    "Something is changing the plugin while it is built; build from a checkout nobody "
+    "else writes.")
 HARNESS_JSON_SCHEMA = register(
     "harness.json-schema",
     "hooks.json or .mcp.json does not have the shape the host reads ({\"hooks\": {event: "

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from horon_bundle.core.inputs import open_regular, opened_input
 
@@ -68,11 +68,22 @@ def hash_bytes(data: bytes) -> Digest:
 
 def copy_and_hash(source: Path, destination: Path, *, mode: int = 0o644) -> Digest:
     """Copy `source` to a new file `destination` and hash the bytes on the way (one read)."""
+    fd, _info = open_regular(source, what="file")
+    with os.fdopen(fd, "rb") as reader:
+        return copy_stream_and_hash(reader, destination, mode=mode)
+
+
+class _ReadsInto(Protocol):
+    def readinto(self, buffer: memoryview, /) -> int | None: ...
+
+
+def copy_stream_and_hash(reader: _ReadsInto, destination: Path, *,
+                         mode: int = 0o644) -> Digest:
+    """Copy what `reader` gives to a new file `destination`, hashing it on the way."""
     hasher = hashlib.sha256()
     size = 0
-    fd, _info = open_regular(source, what="file")
     view = memoryview(bytearray(CHUNK))  # one buffer for the whole copy
-    with os.fdopen(fd, "rb") as reader, destination.open("xb") as writer:
+    with destination.open("xb") as writer:
         while got := reader.readinto(view):
             chunk = view[:got]
             hasher.update(chunk)

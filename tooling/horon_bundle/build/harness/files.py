@@ -1,54 +1,60 @@
-"""The files of a harness plugin: what goes into its zip, read from the workspace.
+"""The files of a harness plugin: what goes into its zip, read from the workspace by the one
+hardened tree reader (`core.tree`, with the harness policy `verify.limits.harness_tree`).
 
 In a git work tree: the tracked and untracked-but-not-ignored files (what a clone or copy
-gives the host, without build output); elsewhere every file. `.git` and the output directory
-are never included. A symbolic link is followed, as the host follows it when it copies a
-plugin, when it resolves inside the plugin root; one pointing outside is refused.
+gives the host, without build output), each listed path judged by the tree reader; elsewhere
+the whole tree, walked. `.git` and the output directory are never included. A symbolic link
+is followed, as the host follows it when it copies a plugin, when it resolves inside the
+plugin root — resolved hop by hop, never by the kernel; one leading outside, a loop, a hard
+link, a FIFO, socket or device, and a tree over its limits are refused, each with its code,
+from the file system's stat before a byte is read.
 """
 
 from __future__ import annotations
 
-import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.process import run_quiet
+from horon_bundle.core.tree import Tree, TreeFile
+from horon_bundle.core.tree_cursor import DIR_FDS, Resolved, locate
+from horon_bundle.core.tree_listing import ListedTree
+from horon_bundle.core.tree_stream import TreeStream
 from horon_bundle.model.harness.layout import (
     COMPONENT_DEFAULTS,
     HOOKS_DEFAULT,
     MANIFEST_DIRS,
     RESERVED,
 )
-
-_MAX_LINK_DEPTH = 8
-
-
-@dataclass(frozen=True, slots=True)
-class SourceFile:
-    path: str  # bundle path
-    source: Path  # the file whose bytes it holds (a link's target)
-    size: int
-    executable: bool | None
+from horon_bundle.verify import limits
 
 
 @dataclass(slots=True)
 class WorkspaceFiles:
-    """`PluginFiles` over a workspace listing (read by the same reader as a bundle)."""
+    """`PluginFiles` over a walked workspace (read by the same reader as a bundle); each file
+    opened through the tree, as judged. Holds the plugin root's descriptor until closed."""
 
-    files: dict[str, SourceFile]
+    tree: Tree
+    files: dict[str, TreeFile] = field(default_factory=dict)
+
+    def open(self, path: str) -> TreeStream:
+        return self.tree.open(path)
 
     def read_small(self, path: str, limit: int) -> bytes:
         info = self.files[path]
         if info.size > limit:
             raise Refused.one(codes.JSON_TOO_LARGE, f"{path}: {info.size} bytes, limit {limit}")
-        try:
-            return info.source.read_bytes()
-        except OSError as exc:
-            raise Refused.one(codes.HARNESS_FILE_TYPE,
-                              f"{path}: cannot be read ({exc.strerror or exc})") from None
+        with self.tree.open(path) as stream:
+            chunks = []
+            while chunk := stream.read():
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.tree.close()
 
 
 def _git_listing(root: Path) -> list[str] | None:
@@ -60,19 +66,6 @@ def _git_listing(root: Path) -> list[str] | None:
     if listed.returncode != 0:
         raise Refused.one(codes.SOURCE_GIT, f"{root}: {listed.stderr.strip()[:200]}")
     return sorted({p for p in listed.stdout.split("\0") if p})
-
-
-def _walk(root: Path) -> list[str]:
-    found = []
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        base = Path(directory).relative_to(root)
-        for name in names:
-            found.append((base / name).as_posix())
-        for name in dirs:  # links to directories are followed below, like files
-            if (Path(directory) / name).is_symlink():
-                found.append((base / name).as_posix())
-    return sorted(set(found))
 
 
 def refuse_output_over_plugin(root: Path, out: Path) -> None:
@@ -95,71 +88,53 @@ def refuse_output_over_plugin(root: Path, out: Path) -> None:
                           f"what it holds would be left out of the bundle")
 
 
-def plugin_files(root: Path, *, exclude: tuple[Path, ...] = ()) -> dict[str, SourceFile]:
-    """Bundle path -> source file; refuses what the zip cannot hold faithfully."""
-    root = root.resolve()
-    excluded = tuple(e.resolve() for e in exclude)
+def plugin_files(root: Path, *, exclude: tuple[Path, ...] = ()) -> WorkspaceFiles:
+    """Bundle path -> file, read through the returned tree (the caller closes it); refuses
+    what the zip cannot hold faithfully."""
     listing = _git_listing(root)
-    names = listing if listing is not None else _walk(root)
-    findings = Findings()
-    files: dict[str, SourceFile] = {}
-    for name in names:
-        if name == ".git" or name.startswith(".git/") or "/.git/" in f"/{name}":
-            continue
-        _add(root, name, root / name, files=files, findings=findings, excluded=excluded,
-             depth=0)
-    for first, second in paths.collisions(list(files)):
-        findings.add(codes.HARNESS_FILE_TYPE,
-                     f"{first!r} and {second!r} collide on case-insensitive file systems")
-    for reserved in RESERVED:
-        if reserved in files:
-            findings.add(codes.HARNESS_RESERVED_PATH,
-                         f"{root.name}/{reserved}: the bundle writes this file itself")
-    findings.raise_if_any()
-    return files
-
-
-def _add(root: Path, name: str, path: Path, *, files: dict[str, SourceFile], findings: Findings,
-         excluded: tuple[Path, ...], depth: int) -> None:
-    if any(path == e or e in path.parents for e in excluded):
-        return
-    if problem := paths.path_problem(name):
-        findings.add(codes.HARNESS_FILE_TYPE, f"{name!r}: {problem}")
-        return
+    kind = Tree if listing is None else ListedTree
     try:
-        info = path.lstat()
+        tree = kind(root, limits.harness_tree(), label=root.name, descriptors=DIR_FDS,
+                    exclude=exclude)
+    except OSError as exc:
+        raise Refused.one(codes.INPUT_UNREADABLE, f"{root}: {exc.strerror or exc}") from None
+    try:
+        if not isinstance(tree, ListedTree):
+            tree.walk()
+        else:
+            for name in listing or ():
+                tree.add(name)
+        findings = Findings()
+        findings.extend(tree.findings)
+        for name in tree.files:
+            if problem := paths.path_problem(name):
+                findings.add(codes.HARNESS_FILE_TYPE, f"{name!r}: {problem}")
+        for first, second in paths.collisions(list(tree.files)):
+            findings.add(codes.HARNESS_FILE_TYPE,
+                         f"{first!r} and {second!r} collide on case-insensitive file systems")
+        for reserved in RESERVED:
+            if reserved in tree.files:
+                findings.add(codes.HARNESS_RESERVED_PATH,
+                             f"{root.name}/{reserved}: the bundle writes this file itself")
+        findings.raise_if_any()
+    except BaseException:
+        tree.close()
+        raise
+    return WorkspaceFiles(tree, dict(tree.files))
+
+
+def plugin_directory(root: Path, local: str) -> Path | None:
+    """The directory a marketplace lists as `./local`, found below `root` as the tree reader
+    follows links (inside the repository, hop by hop); None when it is no such directory."""
+    if not local:
+        return root
+    try:
+        found = locate(root, local, descriptors=DIR_FDS)
     except OSError:
-        return  # listed by git but deleted from the work tree: not part of the plugin
-    if stat.S_ISLNK(info.st_mode):
-        target = path.resolve()
-        if target != root and root not in target.parents:
-            findings.add(codes.HARNESS_PATH_UNSAFE,
-                         f"{name!r} is a symbolic link to {target}, outside the plugin root")
-            return
-        if any(e == target or e in target.parents for e in excluded):
-            return
-        if depth >= _MAX_LINK_DEPTH:
-            findings.add(codes.HARNESS_PATH_UNSAFE,
-                         f"{name!r}: symbolic links nest deeper than {_MAX_LINK_DEPTH} (a cycle?)")
-            return
-        if target.is_dir():
-            for child in sorted(target.iterdir()):
-                if child.name != ".git":
-                    _add(root, f"{name}/{child.name}", child, files=files, findings=findings,
-                         excluded=excluded, depth=depth + 1)
-            return
-        path, info = target, target.stat()
-    if stat.S_ISDIR(info.st_mode):  # a submodule or nested checkout git lists as one entry
-        for child in sorted(path.iterdir()):
-            if child.name != ".git":
-                _add(root, f"{name}/{child.name}", child, files=files, findings=findings,
-                     excluded=excluded, depth=depth)
-        return
-    if not stat.S_ISREG(info.st_mode):
-        findings.add(codes.HARNESS_FILE_TYPE, f"{name!r} is a FIFO, socket or device")
-        return
-    executable = bool(info.st_mode & stat.S_IXUSR) if os.name == "posix" else None
-    files[name] = SourceFile(name, path, info.st_size, executable)
+        return None
+    if not isinstance(found, Resolved) or not stat.S_ISDIR(found.info.st_mode):
+        return None
+    return root.joinpath(*found.real)
 
 
 def source_state(root: Path, exclude: tuple[Path, ...]) -> tuple[str | None, bool | None,

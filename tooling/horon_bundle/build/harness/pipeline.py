@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from horon_bundle.build.archive import ZIP_EPOCH_MIN, clamp_epoch
-from horon_bundle.build.harness.files import source_state
+from horon_bundle.build.harness.files import plugin_directory, source_state
 from horon_bundle.build.harness.plugin import PlannedPlugin, SourceInfo, plan, write
 from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuildResult
 from horon_bundle.core import codes
@@ -20,7 +20,7 @@ from horon_bundle.core.files import write_atomic, write_failed
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.model.harness.layout import MARKETPLACE_PATH, MAX_JSON_BYTES, manifest_paths
-from horon_bundle.model.harness.marketplace import index_bytes, parse_marketplace
+from horon_bundle.model.harness.marketplace import Marketplace, index_bytes, parse_marketplace
 
 INDEX_SUFFIX = ".index.json"
 
@@ -28,17 +28,21 @@ INDEX_SUFFIX = ".index.json"
 def build_harness(request: HarnessBuildRequest,
                   reporter: Reporter | None = None) -> HarnessBuildResult:
     reporter = reporter or SilentReporter()
-    root = request.workspace.resolve()
     request = _resolved(request)
+    root = request.workspace
     planned, skipped, warnings, marketplace = _plan_all(root, request, reporter)
-    source = _source_info(root, request)
-    if len({p.zip_name for p in planned}) != len(planned):
-        raise Refused.one(codes.MARKETPLACE_INVALID,
-                          "two listed plugins have the same name and version")
-    built = []
-    for item in planned:
-        reporter.step(f"bundling {item.catalogue.name} {item.catalogue.version}")
-        built.append(write(item, request, source))
+    try:
+        source = _source_info(root, request)
+        if len({p.zip_name for p in planned}) != len(planned):
+            raise Refused.one(codes.MARKETPLACE_INVALID,
+                              "two listed plugins have the same name and version")
+        built = []
+        for item in planned:
+            reporter.step(f"bundling {item.catalogue.name} {item.catalogue.version}")
+            built.append(write(item, request, source))
+    finally:
+        for item in planned:
+            item.close()
     index = None
     if marketplace is not None:
         index = request.out / f"{marketplace}{INDEX_SUFFIX}"
@@ -60,7 +64,12 @@ def build_harness(request: HarnessBuildRequest,
 def _resolved(request: HarnessBuildRequest) -> HarnessBuildRequest:
     from dataclasses import replace  # noqa: PLC0415 - only here
 
-    return replace(request, workspace=request.workspace.resolve(), out=request.out.resolve())
+    try:  # the user's own paths: links in them are theirs, but a loop is refused, not raised
+        return replace(request, workspace=request.workspace.resolve(),
+                       out=request.out.resolve())
+    except (OSError, RuntimeError) as exc:
+        raise Refused.one(codes.INPUT_UNREADABLE,
+                          f"{request.workspace} or --out {request.out}: {exc}") from None
 
 
 def _plan_all(root: Path, request: HarnessBuildRequest, reporter: Reporter,
@@ -79,6 +88,23 @@ def _plan_all(root: Path, request: HarnessBuildRequest, reporter: Reporter,
     skipped: list[tuple[str, str]] = []
     warnings: list[Finding] = []
     refusals = Findings()
+    try:
+        _plan_listed(root, request, market, planned=planned, skipped=skipped,
+                     warnings=warnings, refusals=refusals)
+    except BaseException:
+        for item in planned:
+            item.close()
+        raise
+    if refusals:
+        for item in planned:
+            item.close()
+    refusals.raise_if_any()
+    return planned, skipped, warnings, market.name
+
+
+def _plan_listed(root: Path, request: HarnessBuildRequest, market: Marketplace, *,
+                 planned: list[PlannedPlugin], skipped: list[tuple[str, str]],
+                 warnings: list[Finding], refusals: Findings) -> None:
     for listed in market.plugins:
         if listed.local is None:
             skipped.append((listed.name, listed.remote or "remote"))
@@ -86,8 +112,8 @@ def _plan_all(root: Path, request: HarnessBuildRequest, reporter: Reporter,
                                     f"{MARKETPLACE_PATH}: {listed.name}: {listed.remote} "
                                     "source, cannot be built offline; skipped"))
             continue
-        plugin_root = (root / listed.local).resolve() if listed.local else root
-        if not plugin_root.is_dir() or (plugin_root != root and root not in plugin_root.parents):
+        plugin_root = plugin_directory(root, listed.local)
+        if plugin_root is None:
             refusals.add(codes.MARKETPLACE_INVALID,
                          f"{MARKETPLACE_PATH}: {listed.name}: ./{listed.local} is not a "
                          "directory of the repository")
@@ -107,8 +133,6 @@ def _plan_all(root: Path, request: HarnessBuildRequest, reporter: Reporter,
             warnings.extend(item.warnings)
         except Refused as exc:
             refusals.extend(exc.findings)
-    refusals.raise_if_any()
-    return planned, skipped, warnings, market.name
 
 
 def _source_info(root: Path, request: HarnessBuildRequest) -> SourceInfo:

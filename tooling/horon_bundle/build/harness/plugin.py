@@ -16,7 +16,6 @@ import horon_bundle
 from horon_bundle.build.archive import write_archive
 from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.harness.files import (
-    SourceFile,
     WorkspaceFiles,
     plugin_files,
     refuse_output_over_plugin,
@@ -25,9 +24,10 @@ from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuilt
 from horon_bundle.build.stale_signatures import discard_stale_signatures
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
-from horon_bundle.core.files import staging_directory, write_atomic, write_new
-from horon_bundle.core.hashing import Digest, copy_and_hash, hash_bytes
+from horon_bundle.core.files import staging_directory, write_atomic, write_failed, write_new
+from horon_bundle.core.hashing import Digest, copy_stream_and_hash, hash_bytes
 from horon_bundle.core.strictjson import canonical_bytes
+from horon_bundle.core.tree import TreeFile
 from horon_bundle.model import checksums
 from horon_bundle.model.harness.catalogue import Catalogue
 from horon_bundle.model.harness.layout import (
@@ -35,6 +35,7 @@ from horon_bundle.model.harness.layout import (
     CHECKSUMS_NAME,
     ENTRY_NAME,
     PROVENANCE_NAME,
+    RESERVED,
 )
 from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.model.harness.reader import read_plugin
@@ -42,6 +43,7 @@ from horon_bundle.model.harness.ref import BundleRef, ref_path
 from horon_bundle.model.harness.statement import HarnessFacts, harness_statement
 from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import lint, promote
+from horon_bundle.verify import limits
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.reading.archive_source import ArchiveSource
@@ -49,10 +51,12 @@ from horon_bundle.verify.reading.archive_source import ArchiveSource
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlannedPlugin:
-    """A plugin that passed every rule, with what its zip will record."""
+    """A plugin that passed every rule, with what its zip will record; its files are read
+    through `source` (holding the plugin root's descriptor: `close` it)."""
 
     root: Path
-    files: dict[str, SourceFile]
+    source: WorkspaceFiles
+    files: dict[str, TreeFile]
     catalogue: Catalogue
     entry: dict[str, Any] | None
     marketplace: str | None
@@ -62,6 +66,9 @@ class PlannedPlugin:
     @property
     def zip_name(self) -> str:
         return f"{self.catalogue.name}-{self.catalogue.version}.zip"
+
+    def close(self) -> None:
+        self.source.close()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,9 +82,27 @@ def plan(root: Path, request: HarnessBuildRequest, *, entry: dict[str, Any] | No
          marketplace: str | None = None, exclude: tuple[Path, ...] = ()) -> PlannedPlugin:
     """Read and judge the plugin at `root`; raises Refused with every problem found."""
     refuse_output_over_plugin(root, request.out)
-    files = plugin_files(root, exclude=(request.out, *exclude))
-    source = WorkspaceFiles(files)
+    source = plugin_files(root, exclude=(request.out, *exclude))
+    try:
+        return _judge(root, source, request, entry, marketplace)
+    except BaseException:
+        source.close()
+        raise
+
+
+def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
+           entry: dict[str, Any] | None, marketplace: str | None) -> PlannedPlugin:
+    files = source.files
     refusals, warnings = Findings(), Findings()
+    generated = len(RESERVED) - (entry is None)  # catalogue, provenance, SHA256SUMS, entry
+    if len(files) + generated > limits.MAX_ENTRIES:  # said now, not after copying them all
+        raise Refused.one(codes.HARNESS_TREE_LIMIT,
+                          f"{root.name}: {len(files)} files; its zip would hold "
+                          f"{len(files) + generated} entries, and a bundle's archive holds at "
+                          f"most {limits.MAX_ENTRIES} (the archive reader's limit)",
+                          "The zip is verified by the bundle archive reader, whose entry limit "
+                          "is lower than a plugin tree's; leave generated or vendored files "
+                          "out of the plugin (.gitignore), or split it.")
     contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry)
     refusals.raise_if_any()
     assert contents is not None
@@ -103,7 +128,7 @@ def plan(root: Path, request: HarnessBuildRequest, *, entry: dict[str, Any] | No
     promoted, kept = promote(warnings, strict=request.strict, host=request.host)
     refusals.extend(promoted)
     refusals.raise_if_any()
-    return PlannedPlugin(root=root, files=files, catalogue=catalogue, entry=entry,
+    return PlannedPlugin(root=root, source=source, files=files, catalogue=catalogue, entry=entry,
                          marketplace=marketplace, version_from=manifest.version_from,
                          warnings=tuple(kept))
 
@@ -132,11 +157,11 @@ def write(planned: PlannedPlugin, request: HarnessBuildRequest, source: SourceIn
             destination = staging / path
             destination.parent.mkdir(parents=True, exist_ok=True)
             try:
-                digests[path] = copy_and_hash(item.source, destination,
-                                              mode=0o755 if item.executable else 0o644)
+                with planned.source.open(path) as stream:
+                    digests[path] = copy_stream_and_hash(
+                        stream, destination, mode=0o755 if item.executable else 0o644)
             except OSError as exc:
-                raise Refused.one(codes.HARNESS_FILE_TYPE,
-                                  f"{item.source}: {exc.strerror or exc}") from None
+                raise write_failed(destination, exc) from None
             executables[path] = bool(item.executable)
         generated: dict[str, bytes] = {CATALOGUE_NAME: catalogue.to_bytes()}
         if planned.entry is not None:
