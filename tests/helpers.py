@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,44 @@ def in_process(*args: str | Path, cwd: Path | None = None,
         os.environ.update(saved_env)
         tempfile.tempdir = saved_temp
     return CliResult(status, out.getvalue(), err.getvalue())
+
+
+@dataclass(frozen=True)
+class Measured(CliResult):
+    seconds: float
+    peak_rss_mib: float
+
+
+# The CLI's own entry, then the peak RSS of this process image (VmHWM: counted from exec, not
+# the forking test's pages, which getrusage's ru_maxrss of a child includes).
+_PEAK_REPORTING = (
+    "import os, runpy\n"
+    "try:\n"
+    "    runpy.run_module('horon_bundle', run_name='__main__')\n"
+    "finally:\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        peak = next(line.split()[1] for line in status if line.startswith('VmHWM:'))\n"
+    "    with open(os.environ['HORON_TEST_PEAK_FILE'], 'w') as out:\n"
+    "        out.write(peak)\n")
+
+
+def cli_measured(*args: str | Path, env: dict[str, str] | None = None,
+                 timeout: float = 120) -> Measured:
+    """`horon-bundle ARGS` as a child (tests marked `process` only), with its wall time and
+    its own peak RSS; killed after `timeout` seconds."""
+    assert PROCESS_ALLOWED["now"], "a measured child only in a test marked process"
+    with tempfile.TemporaryDirectory() as scratch:
+        peak_file = Path(scratch) / "peak"
+        full_env = {**os.environ, "COLUMNS": "200", **(env or {}),
+                    "HORON_TEST_PEAK_FILE": str(peak_file)}
+        full_env.pop("HORON_TEST_CLI", None)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", _PEAK_REPORTING, *map(str, args)],
+                              env=full_env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+        seconds = time.monotonic() - started
+        return Measured(done.returncode, done.stdout, done.stderr, seconds,
+                        int(peak_file.read_text()) / 1024)
 
 
 def assert_refused(result: CliResult, code: str, *, status: int = 1) -> None:

@@ -15,19 +15,13 @@ endless tag list 838 pages in 40 s, RSS growing. Figures after: docs/threat-mode
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests import helpers
 from tests.conftest import BuiltExample
-from tests.helpers import CliResult, cli, tree_snapshot
+from tests.helpers import CliResult, cli, cli_measured, tree_snapshot
 from tests.hostile_registry import (
     MIB,
     HostileRegistry,
@@ -45,42 +39,6 @@ pytestmark = pytest.mark.cargo
 USER, PASSWORD = "ci", "never-elsewhere-7f3a"
 CREDENTIALS = {"HORON_REGISTRY_USERNAME": USER, "HORON_REGISTRY_PASSWORD": PASSWORD}
 PEAK_RSS_MIB = 120  # a publish child peaks at ~35 MiB here; 600 MiB answers cost 1,241
-
-
-@dataclass(frozen=True)
-class Measured(CliResult):
-    seconds: float
-    peak_rss_mib: float
-
-
-# The CLI's own entry, then the peak RSS of this process image (VmHWM: counted from exec, not
-# the forking test's pages, which getrusage's ru_maxrss of a child includes).
-_PEAK_REPORTING = (
-    "import os, runpy\n"
-    "try:\n"
-    "    runpy.run_module('horon_bundle', run_name='__main__')\n"
-    "finally:\n"
-    "    with open('/proc/self/status') as status:\n"
-    "        peak = next(line.split()[1] for line in status if line.startswith('VmHWM:'))\n"
-    "    with open(os.environ['HORON_TEST_PEAK_FILE'], 'w') as out:\n"
-    "        out.write(peak)\n")
-
-
-def _measured(*args: str | Path, env: dict[str, str], timeout: float = 120) -> Measured:
-    """`horon-bundle ARGS` as a child, with its wall time and its peak RSS; killed after
-    `timeout` seconds."""
-    assert helpers.PROCESS_ALLOWED["now"], "a measured child only in a test marked process"
-    with tempfile.TemporaryDirectory() as scratch:
-        peak_file = Path(scratch) / "peak"
-        full_env = {**os.environ, "COLUMNS": "200", **env, "HORON_TEST_PEAK_FILE": str(peak_file)}
-        full_env.pop("HORON_TEST_CLI", None)
-        started = time.monotonic()
-        done = subprocess.run([sys.executable, "-c", _PEAK_REPORTING, *map(str, args)],
-                              env=full_env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
-        seconds = time.monotonic() - started
-        return Measured(done.returncode, done.stdout, done.stderr, seconds,
-                        int(peak_file.read_text()) / 1024)
 
 
 def _refused_cleanly(result: CliResult, code: str, dist: Path | None,
@@ -117,7 +75,7 @@ def test_a_600_mib_ping_answer_is_refused_at_its_cap(tmp_path: Path, length: boo
         if seen.path == "/v2/" else None
     dist, before = _dist(tmp_path, example_release)
     with HostileRegistry(fault=fault) as registry:
-        result = _measured("publish", dist, env=publish_env(registry.destination()))
+        result = cli_measured("publish", dist, env=publish_env(registry.destination()))
     line = _refused_cleanly(result, "publish.too-large", dist, before)
     assert line.endswith("/v2/: the answer is larger than 4194304 bytes; nothing more was read")
     assert result.peak_rss_mib < PEAK_RSS_MIB, result.peak_rss_mib
@@ -132,7 +90,7 @@ def test_a_600_mib_error_body_is_read_no_further_than_its_cap(
         if seen.method == "POST" else None  # noqa: E731
     dist, before = _dist(tmp_path, example_release)
     with HostileRegistry(fault=fault) as registry:
-        result = _measured("publish", dist, env=publish_env(registry.destination()))
+        result = cli_measured("publish", dist, env=publish_env(registry.destination()))
     line = _refused_cleanly(result, "publish.destination-state", dist, before)
     assert line.endswith("POST /v2/horon/example/blobs/uploads/: unexpected 400")
     assert result.peak_rss_mib < PEAK_RSS_MIB, result.peak_rss_mib
@@ -151,7 +109,7 @@ def test_a_registry_dribbling_a_byte_a_second_is_given_up_within_20_s(
         if seen.path == "/v2/" else None  # noqa: E731
     dist, before = _dist(tmp_path, example_release)
     with HostileRegistry(fault=fault) as registry:
-        result = _measured("publish", dist, env=publish_env(registry.destination()))
+        result = cli_measured("publish", dist, env=publish_env(registry.destination()))
     line = _refused_cleanly(result, "publish.deadline", dist, before)
     assert line.endswith("GET /v2/: no complete answer within 20 s")
     assert 20 <= result.seconds < 28, result.seconds
@@ -260,7 +218,7 @@ def test_an_endless_tag_list_stops_at_100_pages(tmp_path: Path) -> None:
                                'rel="next"')
 
     with HostileRegistry(fault=fault) as registry:
-        result = _measured("yank", "example", "0.1.0", "--reason", "broken",
+        result = cli_measured("yank", "example", "0.1.0", "--reason", "broken",
                            env=publish_env(registry.destination()))
     line = _refused_cleanly(result, "publish.tag-limit", None, None)
     assert line.endswith("/v2/horon/example/tags/list: more than 100 pages; nothing was changed")

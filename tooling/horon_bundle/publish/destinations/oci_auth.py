@@ -76,7 +76,7 @@ def parse_challenge(header: str | None) -> tuple[str, dict[str, str]] | None:
     parameters: dict[str, str] = {}
     position = 0
     while True:  # each match consumes at least `name=`
-        match = _PARAMETER.match(rest, position)
+        match = _PARAMETER.match(rest, position)  # prefix match: one parameter at a time
         if match is None:
             break
         quoted, bare = match.group(2), match.group(3)
