@@ -23,12 +23,8 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
 from horon_bundle.publish.destinations.oci_deadline import Deadline
-from horon_bundle.publish.destinations.oci_http import (
-    Answer,
-    Origin,
-    RegistryHttp,
-    path_of,
-)
+from horon_bundle.publish.destinations.oci_http import Answer, RegistryHttp
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of
 
 USERNAME_VARIABLE = "HORON_REGISTRY_USERNAME"
 PASSWORD_VARIABLE = "HORON_REGISTRY_PASSWORD"  # noqa: S105 - the variable's name, not a secret

@@ -30,16 +30,9 @@ from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
 from horon_bundle.publish.destinations.oci_auth import Authorizer, find_credentials
 from horon_bundle.publish.destinations.oci_deadline import Deadline
-from horon_bundle.publish.destinations.oci_http import (
-    MAX_JSON_BYTES,
-    Answer,
-    Body,
-    Origin,
-    RegistryHttp,
-    path_of,
-    shown,
-)
+from horon_bundle.publish.destinations.oci_http import MAX_JSON_BYTES, Answer, Body, RegistryHttp
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
 
 MAX_MANIFEST_BYTES = MAX_JSON_BYTES
 MAX_TAG_PAGES = 100  # pages of a tag list read before `publish.tag-limit`

@@ -7,7 +7,7 @@ memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry
 - **Memory.** A body is read piece by piece up to a cap and never further: a manifest, an
   index, a tag page, a token answer `MAX_JSON_BYTES` (more is `publish.too-large`); an error
   answer `MAX_ERROR_BYTES` (the rest is left unread and the connection closed), of which at
-  most `MAX_SHOWN_CHARS` characters, escaped, reach a message.
+  most `MAX_SHOWN_CHARS` (`oci_origin`) characters, escaped, reach a message.
 - **Clock.** A request has one deadline for everything it does — connect, TLS handshake,
   sending, the status line and headers, the body, its retries and redirects: each socket
   operation waits at most the time left (`oci_deadline`), so a server dribbling a byte a
@@ -51,13 +51,15 @@ from horon_bundle.publish.destinations.oci_deadline import (
     Deadline,
     DeadlineSpent,
     Limits,
+    NoConnection,
     arm,
     bounded_response,
+    connecting,
 )
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, where
 
 MAX_JSON_BYTES = 4 << 20  # a manifest, an index, a tag page, a token or ping answer
 MAX_ERROR_BYTES = 64 << 10  # read of an error answer (401, 4xx, 5xx); the rest never is
-MAX_SHOWN_CHARS = 200  # of a registry's own text (an error, a host) in one message
 MAX_REDIRECTS = 3  # hops followed for one GET or HEAD
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1  # a read is tried 3 times in all
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -68,24 +70,6 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 class Body(Sized, Iterable[bytes], Protocol):
     """A request body streamed in pieces, with a known length (see `FileBody`)."""
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Origin:
-    scheme: str
-    host: str  # lower case; an IPv6 literal without brackets
-    port: int
-
-    @classmethod
-    def of(cls, url: str) -> Origin:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port if parts.port is not None else 443 if parts.scheme == "https" else 80
-        return cls(parts.scheme, (parts.hostname or "").lower(), port)
-
-    @property
-    def text(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return shown(f"{self.scheme}://{host}:{self.port}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,23 +83,6 @@ class Answer:
     def header(self, name: str) -> str | None:
         value = self.headers.get(name)
         return None if value is None else str(value)
-
-
-def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    """A registry's text for one line of a message: control and non-ASCII characters escaped,
-    at most `limit` characters."""
-    escaped = text.encode("ascii", "backslashreplace").decode("ascii")
-    escaped = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in escaped)
-    return escaped if len(escaped) <= limit else escaped[:limit] + "…"
-
-
-def path_of(url: str) -> str:
-    """The path of a URL without its query (upload session state stays out of messages)."""
-    return shown(urllib.parse.urlsplit(url).path or "/")
-
-
-class _NoConnection(Exception):
-    """No connection within the connect limit (its one argument, in seconds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +156,7 @@ class RegistryHttp:
         problem = self.url_problem(url)
         if problem is not None:
             raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
-                              f"{self.display}: {what}: the location {_where(url)} {problem}; "
+                              f"{self.display}: {what}: the location {where(url)} {problem}; "
                               "nothing was sent there")
         return url
 
@@ -202,7 +169,7 @@ class RegistryHttp:
         problem = self.url_problem(url)
         if problem is not None:
             raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
-                              f"{self.display}: {what}: {_where(url)} {problem}")
+                              f"{self.display}: {what}: {where(url)} {problem}")
         call = _Call(method, headers or {}, body, limit, deadline)
         hops = attempts = 0
         most = len(self.limits.retry_delays) + 1  # MAX_ATTEMPTS unless a test says otherwise
@@ -236,7 +203,7 @@ class RegistryHttp:
         what = f"{call.method} {path_of(url)}"
         try:
             return "", self._exchange(call, url)
-        except _NoConnection as exc:
+        except NoConnection as exc:
             raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: no connection "
                               f"within {exc.args[0]:g} s") from None
         except (DeadlineSpent, TimeoutError):
@@ -293,18 +260,13 @@ class RegistryHttp:
         return Answer(status=response.status, headers=response.headers, body=data, url=url)
 
     def _connect(self, origin: Origin, deadline: Deadline) -> http.client.HTTPConnection:
-        left = deadline.left()
-        if left <= 0:
-            raise DeadlineSpent
-        timeout = min(left, self.limits.connect)
-        connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
-                                                  context=self._tls_context())
-                      if origin.scheme == "https"
-                      else http.client.HTTPConnection(origin.host, origin.port, timeout=timeout))
-        try:
+        tls = self._tls_context() if origin.scheme == "https" else None
+        with connecting(deadline, self.limits.connect) as timeout:
+            connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
+                                                      context=tls) if tls is not None
+                          else http.client.HTTPConnection(origin.host, origin.port,
+                                                          timeout=timeout))
             connection.connect()
-        except TimeoutError:  # the deadline's, or the connect limit's when it came first
-            raise DeadlineSpent if timeout == left else _NoConnection(timeout) from None
         return connection
 
     def _request(self, connection: http.client.HTTPConnection, call: _Call, target: str,
@@ -376,14 +338,6 @@ def _close_all(pool: dict[Origin, http.client.HTTPConnection]) -> None:
     for connection in pool.values():
         connection.close()
     pool.clear()
-
-
-def _where(url: str) -> str:
-    """A URL as a message shows it: scheme, host and port (never its path or query)."""
-    try:
-        return Origin.of(url).text
-    except ValueError:
-        return "<unparsable>"
 
 
 def _tries(attempts: int) -> str:
