@@ -1,5 +1,5 @@
 """The registry transport and client as the in-process hostile-registry tests drive them
-(tests/publish/test_oci_http.py, test_oci_deadline.py, test_oci_auth.py,
+(tests/publish/test_oci_http.py, test_oci_deadline.py, test_oci_auth.py, test_oci_realms.py,
 test_registry_client.py): short deadlines given explicitly, and one way to assert a refusal."""
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ def get(http: RegistryHttp, url: str, **options: object) -> Answer:
 
 
 def client_of(registry: HostileRegistry, environ: dict[str, str] | None = None,
-           limits: Limits = QUICK_CLIENT, said: list[str] | None = None) -> RegistryClient:
+              limits: Limits = QUICK_CLIENT, said: list[str] | None = None, *,
+              tls: ssl.SSLContext | None = None) -> RegistryClient:
     """A client of `registry` (with the test credentials unless `environ` says otherwise)."""
     address = parse_address(registry.destination())
     assert isinstance(address, OciAddress)
-    http = RegistryHttp(registry.origin, display=address.display, limits=limits,
+    http = RegistryHttp(registry.origin, display=address.display, limits=limits, tls=tls,
                         on_retry=None if said is None else said.append)
     return RegistryClient(address, CREDENTIALS if environ is None else environ, http=http)
 

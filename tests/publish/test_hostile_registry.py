@@ -37,6 +37,7 @@ from tests.hostile_registry import (
     dribble,
     huge,
     json_reply,
+    tls_pair,
 )
 from tests.publish_support import make_dist, publish_env
 
@@ -209,6 +210,38 @@ def test_an_upload_location_on_another_host_is_used_without_credentials(
     assert {s.method for s in other.seen} == {"PUT", "DELETE"}
     assert [s.authorization for s in other.seen] == [None] * len(other.seen)
     assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_a_registry_delegating_to_a_token_service_on_another_host_needs_it_named(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """Docker Hub's and GitLab's shape: the registry's 401 names a token realm on another
+    host (127.0.0.2, HTTPS with a test CA); the credentials go there only once
+    HORON_REGISTRY_TOKEN_HOSTS names it."""
+    server, _trust = tls_pair(tmp_path, "127.0.0.2")
+    dist, before = _dist(tmp_path, example_release)
+
+    def issue(seen: Seen) -> Reply:
+        return json_reply({"token": "tok-9"}) if seen.authorization == f"Basic {_basic()}" \
+            else Reply(401)
+
+    with HostileRegistry("127.0.0.2", tls=server, fault=issue) as service:
+        realm = f'Bearer realm="{service.origin}/token",service="test"'
+        fault = lambda seen: None if seen.authorization == "Bearer tok-9" \
+            or seen.path == "/v2/" else Reply(401, {"WWW-Authenticate": realm})  # noqa: E731
+        with HostileRegistry(fault=fault) as registry:
+            env = {**publish_env(registry.destination()), **CREDENTIALS,
+                   "SSL_CERT_FILE": str(tmp_path / "registry.crt")}
+            refused = cli("publish", dist, env=env)
+            line = _refused_cleanly(refused, "publish.auth", dist, before)
+            assert line.endswith("(HORON_REGISTRY_TOKEN_HOSTS=127.0.0.2 would allow 127.0.0.2)")
+            assert {s.authorization for s in service.seen} == {None}
+            published = cli("publish", dist, "--json",
+                            env={**env, "HORON_REGISTRY_TOKEN_HOSTS": "127.0.0.2"})
+    assert published.status == 0, published.stderr
+    assert [b["status"] for b in published.json()["bundles"]] == ["published"]
+    assert {s.authorization for s in service.seen} == {None, f"Basic {_basic()}"}
+    assert {s.authorization for s in registry.seen} <= {None, "Bearer tok-9"}
+    assert PASSWORD not in published.stdout + published.stderr
 
 
 @pytest.mark.parametrize("location", ["http://registry.invalid/u/1", "file:///etc/passwd"])

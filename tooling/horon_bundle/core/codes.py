@@ -453,9 +453,13 @@ PUBLISH_TAG_LIMIT = register(
     "Name the target (`yank ID VERSION --target T`) so that no tag list is read, or check the "
     "registry's pagination.", exit_status=EXIT_ENVIRONMENT)
 PUBLISH_AUTH = register(
-    "publish.auth", "The registry refused the credentials, or none were found.",
+    "publish.auth", "The registry refused the credentials, none were found, or its token "
+    "service is on a host the credentials may not go to (nor named in "
+    "HORON_REGISTRY_TOKEN_HOSTS).",
     "Set HORON_REGISTRY_USERNAME and HORON_REGISTRY_PASSWORD (in GitHub Actions: github.actor "
-    "and GITHUB_TOKEN with packages: write) or log in with `docker login`.",
+    "and GITHUB_TOKEN with packages: write) or log in with `docker login`; for a registry "
+    "whose token service is on another host, name that host in the repository variable "
+    "HORON_REGISTRY_TOKEN_HOSTS.",
     exit_status=EXIT_ENVIRONMENT)
 PUBLISH_NOT_WRITABLE = register(
     "publish.not-writable", "The destination cannot be written (permission denied, read-only).",

@@ -33,6 +33,7 @@ from horon_bundle.publish.destinations.oci_deadline import Deadline
 from horon_bundle.publish.destinations.oci_http import MAX_JSON_BYTES, Answer, Body, RegistryHttp
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
+from horon_bundle.publish.destinations.oci_realms import read_token_hosts
 
 MAX_MANIFEST_BYTES = MAX_JSON_BYTES
 MAX_TAG_PAGES = 100  # pages of a tag list read before `publish.tag-limit`
@@ -98,15 +99,18 @@ class RegistryClient:
                  http: RegistryHttp | None = None,
                  on_retry: Callable[[str], None] | None = None) -> None:
         """`http`: a transport configured explicitly (tests: shorter deadlines, a test CA);
-        by default one for `https://REGISTRY`, or plain `http://` for a loopback address."""
+        by default one for `https://REGISTRY`, or plain `http://` for a loopback address.
+        `environ` gives the credentials and the token services on other hosts they may go to
+        (`oci_realms`)."""
         self.address = address
         scheme = "http" if address.loopback else "https"
+        token_hosts = read_token_hosts(environ)
         self.http = http or RegistryHttp(f"{scheme}://{address.registry}",
                                          display=address.display, on_retry=on_retry)
         self.base = f"{self.http.origin.scheme}://{address.registry}"
         credentials = find_credentials(address, environ)
         self.credential_problem = credentials.problem
-        self.auth = Authorizer(self.http, credentials)
+        self.auth = Authorizer(self.http, credentials, token_hosts)
 
     def close(self) -> None:
         self.http.close()
@@ -127,8 +131,7 @@ class RegistryClient:
         answer = self.http.send(method, target, deadline=deadline, limit=limit, body=data,
                                 headers={**sent, **self.auth.headers(target)})
         if answer.status == 401:
-            raise Refused.one(codes.PUBLISH_AUTH, f"{self.address.display}: credentials refused "
-                                                  f"for {method} {path_of(answer.url)}")
+            raise self.auth.refusal(method, answer)
         return self._checked(method, answer)
 
     def _checked(self, method: str, answer: Answer) -> Answer:

@@ -14,8 +14,9 @@ memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry
   second is given up at the deadline, not after its last byte (`publish.deadline`). A small
   request has `SMALL_REQUEST_DEADLINE`; a blob upload `BLOB_DEADLINE` plus one second per
   `MIN_BLOB_RATE` bytes.
-- **Credentials.** A request to any origin (scheme, host, port) but the registry's own is sent
-  without its `Authorization` header, whoever built the headers; redirects are followed here
+- **Credentials.** A request to any origin (scheme, host, port) but the one its credentials
+  are for — the registry's own, or a token realm `oci_realms` allows — is sent without its
+  `Authorization` header, whoever built the headers; redirects are followed here
   (for GET and HEAD, at most `MAX_REDIRECTS`), never by the HTTP library, and every URL the
   registry names — an upload `Location`, a redirect, a next page, a token realm — is refused
   (`publish.unsafe-location`) when it would take HTTPS to plain HTTP, plain HTTP to a host
@@ -92,6 +93,7 @@ class _Call:
     body: bytes | Body | None
     limit: int
     deadline: Deadline
+    authorized: Origin  # the one origin its Authorization header may go to
 
 
 class RegistryHttp:
@@ -163,14 +165,15 @@ class RegistryHttp:
     # --- requests --------------------------------------------------------------------------
     def send(self, method: str, url: str, *, deadline: Deadline,
              headers: dict[str, str] | None = None, body: bytes | Body | None = None,
-             limit: int = MAX_JSON_BYTES) -> Answer:
-        """One request to its answer: redirects of a GET or HEAD followed, a read retried."""
+             limit: int = MAX_JSON_BYTES, authorized: Origin | None = None) -> Answer:
+        """One request to its answer: redirects of a GET or HEAD followed, a read retried;
+        an `Authorization` header only to `authorized` (by default the registry's origin)."""
         what = f"{method} {path_of(url)}"
         problem = self.url_problem(url)
         if problem is not None:
             raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
                               f"{self.display}: {what}: {where(url)} {problem}")
-        call = _Call(method, headers or {}, body, limit, deadline)
+        call = _Call(method, headers or {}, body, limit, deadline, authorized or self.origin)
         hops = attempts = 0
         most = len(self.limits.retry_delays) + 1  # MAX_ATTEMPTS unless a test says otherwise
         while True:
@@ -227,9 +230,9 @@ class RegistryHttp:
 
     def _exchange(self, call: _Call, url: str) -> Answer:
         origin = Origin.of(url)
-        # credentials never leave the registry's origin, whoever built the headers
+        # credentials never leave the origin they are for, whoever built the headers
         sent = {name: value for name, value in call.headers.items()
-                if origin == self.origin or name.lower() != "authorization"}
+                if origin == call.authorized or name.lower() != "authorization"}
         parts = urllib.parse.urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         connection = self._pool.pop(origin, None)
