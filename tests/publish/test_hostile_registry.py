@@ -27,6 +27,7 @@ import pytest
 
 from tests import helpers
 from tests.conftest import BuiltExample
+from tests.connect_proxy import ConnectProxy
 from tests.helpers import CliResult, cli, tree_snapshot
 from tests.hostile_registry import (
     MIB,
@@ -210,6 +211,28 @@ def test_an_upload_location_on_another_host_is_used_without_credentials(
     assert {s.method for s in other.seen} == {"PUT", "DELETE"}
     assert [s.authorization for s in other.seen] == [None] * len(other.seen)
     assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_a_registry_behind_a_proxy_is_published_to_through_its_tunnel(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """`registry.test` is a name only the proxy resolves; the registry speaks HTTPS with a
+    test CA (SSL_CERT_FILE); the proxy and the registry each ask for their own credentials."""
+    server, _trust = tls_pair(tmp_path, "registry.test")
+    dist = make_dist(tmp_path / "dist", example_release.archive)
+    with HostileRegistry(tls=server, credentials=(USER, PASSWORD)) as registry, \
+            ConnectProxy({"registry.test": "127.0.0.1"}, credentials=("px", "px-pw")) as proxy:
+        env = {**publish_env(f"oci://registry.test:{registry.port}/horon"), **CREDENTIALS,
+               "HTTPS_PROXY": proxy.url("px", "px-pw"), "NO_PROXY": "localhost,127.0.0.1",
+               "SSL_CERT_FILE": str(tmp_path / "registry.crt")}
+        result = cli("publish", dist, "--json", env=env)
+    assert result.status == 0, result.stderr
+    assert [b["status"] for b in result.json()["bundles"]] == ["published"]
+    assert {(s.method, s.target) for s in proxy.seen} == {("CONNECT",
+                                                           f"registry.test:{registry.port}")}
+    assert PASSWORD.encode() not in proxy.carried and b"px-pw" not in proxy.carried
+    assert all("proxy-authorization" not in s.headers for s in registry.seen)
+    assert {s.authorization for s in registry.seen} == {None, f"Basic {_basic()}"}
+    assert registry.store.tags("horon/example") != []
 
 
 def test_a_registry_delegating_to_a_token_service_on_another_host_needs_it_named(

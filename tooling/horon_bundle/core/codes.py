@@ -461,6 +461,13 @@ PUBLISH_AUTH = register(
     "whose token service is on another host, name that host in the repository variable "
     "HORON_REGISTRY_TOKEN_HOSTS.",
     exit_status=EXIT_ENVIRONMENT)
+PUBLISH_PROXY = register(
+    "publish.proxy", "HTTPS_PROXY (or HTTP_PROXY) names a proxy publish cannot use (not an "
+    "http:// URL, or not a URL), or the proxy would not open a CONNECT tunnel to the registry "
+    "(407 asking for credentials, another answer, or not an HTTP answer).",
+    "Name an http://[USER:PASSWORD@]HOST:PORT proxy that tunnels with CONNECT, give it the "
+    "credentials it asks for, or list the registry in NO_PROXY to connect to it directly.",
+    exit_status=EXIT_ENVIRONMENT)
 PUBLISH_NOT_WRITABLE = register(
     "publish.not-writable", "The destination cannot be written (permission denied, read-only).",
     "Give the publishing identity write access to the destination.",

@@ -33,6 +33,7 @@ from horon_bundle.publish.destinations.oci_deadline import Deadline
 from horon_bundle.publish.destinations.oci_http import MAX_JSON_BYTES, Answer, Body, RegistryHttp
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
+from horon_bundle.publish.destinations.oci_proxy import read_proxies
 from horon_bundle.publish.destinations.oci_realms import read_token_hosts
 
 MAX_MANIFEST_BYTES = MAX_JSON_BYTES
@@ -99,14 +100,15 @@ class RegistryClient:
                  http: RegistryHttp | None = None,
                  on_retry: Callable[[str], None] | None = None) -> None:
         """`http`: a transport configured explicitly (tests: shorter deadlines, a test CA);
-        by default one for `https://REGISTRY`, or plain `http://` for a loopback address.
-        `environ` gives the credentials and the token services on other hosts they may go to
-        (`oci_realms`)."""
+        by default one for `https://REGISTRY`, or plain `http://` for a loopback address,
+        through the proxies `environ` names. `environ` also gives the credentials and the
+        token services on other hosts they may go to (`oci_realms`)."""
         self.address = address
         scheme = "http" if address.loopback else "https"
         token_hosts = read_token_hosts(environ)
         self.http = http or RegistryHttp(f"{scheme}://{address.registry}",
-                                         display=address.display, on_retry=on_retry)
+                                         display=address.display, on_retry=on_retry,
+                                         proxies=read_proxies(environ))
         self.base = f"{self.http.origin.scheme}://{address.registry}"
         credentials = find_credentials(address, environ)
         self.credential_problem = credentials.problem

@@ -25,6 +25,8 @@ memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry
   whose connection was refused or lost, is tried `MAX_ATTEMPTS` times in all, after
   `RETRY_DELAYS`, within its one deadline; each retry is reported (`on_retry`), and the
   refusal names the attempts. A write is never repeated: a re-run completes a release.
+- **Proxies** the environment names are used through a CONNECT tunnel (`oci_proxy`), under
+  the same clock; a proxy that cannot be used or refuses the tunnel is `publish.proxy`.
 
 Built on http.client, which reads the status line, headers and body through the
 deadline-bound stream of `oci_deadline`; requests can bound none of those reads as a whole,
@@ -58,6 +60,7 @@ from horon_bundle.publish.destinations.oci_deadline import (
     connecting,
 )
 from horon_bundle.publish.destinations.oci_origin import Origin, path_of, where
+from horon_bundle.publish.destinations.oci_proxy import Proxies, ProxyProblem, through
 
 MAX_JSON_BYTES = 4 << 20  # a manifest, an index, a tag page, a token or ping answer
 MAX_ERROR_BYTES = 64 << 10  # read of an error answer (401, 4xx, 5xx); the rest never is
@@ -100,13 +103,14 @@ class RegistryHttp:
     """The transport of one registry client: kept-alive connections per origin."""
 
     def __init__(self, registry: str, *, display: str, limits: Limits | None = None,
-                 tls: ssl.SSLContext | None = None,
+                 tls: ssl.SSLContext | None = None, proxies: Proxies | None = None,
                  on_retry: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.origin = Origin.of(registry)
         self.display = display
         self.limits = limits or Limits()
         self._tls = tls  # None: the system's trust store, loaded on the first HTTPS connect
+        self.proxies = proxies or Proxies()  # None: every origin connected to directly
         self._on_retry = on_retry
         self._sleep = sleep
         self._pool: dict[Origin, http.client.HTTPConnection] = {}
@@ -203,30 +207,40 @@ class RegistryHttp:
 
     def _attempt(self, call: _Call, url: str) -> tuple[str, Answer | None]:
         """(why it failed, None) for a failure worth retrying; refuses every other one."""
-        what = f"{call.method} {path_of(url)}"
+        what = f"{self.display}: {call.method} {path_of(url)}"
         try:
             return "", self._exchange(call, url)
+        except ProxyProblem as exc:
+            raise Refused.one(codes.PUBLISH_PROXY, f"{what}: {exc}") from None
         except NoConnection as exc:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: no connection "
-                              f"within {exc.args[0]:g} s") from None
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: no connection within "
+                              f"{exc.args[0]:g} s{self._via(url)}") from None
         except (DeadlineSpent, TimeoutError):
             spent = call.deadline.left() <= 0
-            raise Refused.one(codes.PUBLISH_DEADLINE, f"{self.display}: {what}: " + (
+            raise Refused.one(codes.PUBLISH_DEADLINE, f"{what}: " + (
                 f"no complete answer within {call.deadline.seconds:g} s" if spent
-                else f"no progress for {self.limits.idle:g} s")) from None
+                else f"no progress for {self.limits.idle:g} s") + self._via(url)) from None
         except ssl.SSLError:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: TLS handshake "
-                           "or certificate verification failed") from None
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: TLS handshake or certificate "
+                              f"verification failed{self._via(url)}") from None
         except ConnectionRefusedError:
-            return "connection refused", None
+            return f"connection refused{self._via(url)}", None
         except (ConnectionError, http.client.IncompleteRead):
-            return "connection lost", None
+            return f"connection lost{self._via(url)}", None
         except http.client.HTTPException as exc:
-            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{self.display}: {what}: not a "
-                           f"well-formed HTTP answer ({type(exc).__name__})") from None
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{what}: not a well-formed "
+                              f"HTTP answer ({type(exc).__name__})") from None
         except OSError as exc:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: "
-                           f"{exc.strerror or type(exc).__name__}") from None
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: "
+                              f"{exc.strerror or type(exc).__name__}{self._via(url)}") from None
+
+    def _via(self, url: str) -> str:
+        """How a message says the request went through a proxy ("" when it did not)."""
+        try:
+            proxy = self.proxies.route(Origin.of(url))
+        except ProxyProblem:
+            return ""
+        return "" if proxy is None else f" through the proxy {proxy.text}"
 
     def _exchange(self, call: _Call, url: str) -> Answer:
         origin = Origin.of(url)
@@ -263,7 +277,10 @@ class RegistryHttp:
         return Answer(status=response.status, headers=response.headers, body=data, url=url)
 
     def _connect(self, origin: Origin, deadline: Deadline) -> http.client.HTTPConnection:
+        proxy = self.proxies.route(origin)
         tls = self._tls_context() if origin.scheme == "https" else None
+        if proxy is not None:
+            return through(proxy, origin, deadline, self.limits, tls)
         with connecting(deadline, self.limits.connect) as timeout:
             connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
                                                       context=tls) if tls is not None
