@@ -343,8 +343,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 def tls_pair(directory: Path, host: str = "127.0.0.1") -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    """A server context holding a certificate for `host` (a fresh self-signed CA's), and a
-    client context trusting exactly that CA."""
+    """A server context holding a certificate for `host` (an IP address, or a name only a test
+    proxy resolves) from a fresh self-signed CA, and a client context trusting exactly that
+    CA (whose file is `directory/registry.crt`)."""
     from cryptography import x509  # noqa: PLC0415 - only the TLS tests
     from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
@@ -358,8 +359,7 @@ def tls_pair(directory: Path, host: str = "127.0.0.1") -> tuple[ssl.SSLContext, 
             key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
-                       critical=False)
+        .add_extension(x509.SubjectAlternativeName([_subject(host)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256()))
     cert_path, key_path = directory / "registry.crt", directory / "registry.key"
@@ -371,3 +371,12 @@ def tls_pair(directory: Path, host: str = "127.0.0.1") -> tuple[ssl.SSLContext, 
     server.load_cert_chain(cert_path, key_path)
     client = ssl.create_default_context(cafile=str(cert_path))
     return server, client
+
+
+def _subject(host: str) -> Any:
+    from cryptography import x509  # noqa: PLC0415 - only the TLS tests
+
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)

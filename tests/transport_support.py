@@ -1,6 +1,7 @@
 """The registry transport and client as the in-process hostile-registry tests drive them
-(tests/publish/test_oci_http.py, test_oci_deadline.py, test_oci_auth.py,
-test_registry_client.py): short deadlines given explicitly, and one way to assert a refusal."""
+(tests/publish/test_oci_http.py, test_oci_deadline.py, test_oci_auth.py, test_oci_realms.py,
+test_oci_proxy.py, test_registry_client.py): short deadlines given explicitly, and one way to
+assert a refusal."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from horon_bundle.publish.destinations.interface import OciAddress, parse_addres
 from horon_bundle.publish.destinations.oci_client import RegistryClient
 from horon_bundle.publish.destinations.oci_deadline import Limits
 from horon_bundle.publish.destinations.oci_http import Answer, RegistryHttp
+from horon_bundle.publish.destinations.oci_proxy import read_proxies
 from tests.hostile_registry import HostileRegistry
 
 DISPLAY = "oci://test/ns"  # the transport's name in its messages
@@ -40,13 +42,20 @@ def get(http: RegistryHttp, url: str, **options: object) -> Answer:
 
 
 def client_of(registry: HostileRegistry, environ: dict[str, str] | None = None,
-           limits: Limits = QUICK_CLIENT, said: list[str] | None = None) -> RegistryClient:
-    """A client of `registry` (with the test credentials unless `environ` says otherwise)."""
-    address = parse_address(registry.destination())
+              limits: Limits = QUICK_CLIENT, said: list[str] | None = None, *,
+              tls: ssl.SSLContext | None = None, named: str | None = None) -> RegistryClient:
+    """A client of `registry` (with the test credentials unless `environ` says otherwise),
+    through the proxies `environ` names; `named`: the registry by that host name (one only a
+    test proxy resolves) over HTTPS, instead of its loopback address."""
+    environ = CREDENTIALS if environ is None else environ
+    address = parse_address(f"oci://{named}:{registry.port}/horon" if named
+                            else registry.destination())
     assert isinstance(address, OciAddress)
-    http = RegistryHttp(registry.origin, display=address.display, limits=limits,
+    http = RegistryHttp(f"https://{named}:{registry.port}" if named else registry.origin,
+                        display=address.display, limits=limits, tls=tls,
+                        proxies=read_proxies(environ),
                         on_retry=None if said is None else said.append)
-    return RegistryClient(address, CREDENTIALS if environ is None else environ, http=http)
+    return RegistryClient(address, environ, http=http)
 
 
 def refusal(code: str, prefix: str, call: Callable[..., object], *args: object,

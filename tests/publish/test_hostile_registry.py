@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BuiltExample
+from tests.connect_proxy import ConnectProxy
 from tests.helpers import CliResult, cli, cli_measured, tree_snapshot
 from tests.hostile_registry import (
     MIB,
@@ -31,6 +32,7 @@ from tests.hostile_registry import (
     dribble,
     huge,
     json_reply,
+    tls_pair,
 )
 from tests.publish_support import make_dist, publish_env
 
@@ -167,6 +169,60 @@ def test_an_upload_location_on_another_host_is_used_without_credentials(
     assert {s.method for s in other.seen} == {"PUT", "DELETE"}
     assert [s.authorization for s in other.seen] == [None] * len(other.seen)
     assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_a_registry_behind_a_proxy_is_published_to_through_its_tunnel(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """`registry.test` is a name only the proxy resolves; the registry speaks HTTPS with a
+    test CA (SSL_CERT_FILE); the proxy and the registry each ask for their own credentials."""
+    server, _trust = tls_pair(tmp_path, "registry.test")
+    dist = make_dist(tmp_path / "dist", example_release.archive)
+    with HostileRegistry(tls=server, credentials=(USER, PASSWORD)) as registry, \
+            ConnectProxy({"registry.test": "127.0.0.1"}, credentials=("px", "px-pw")) as proxy:
+        env = {**publish_env(f"oci://registry.test:{registry.port}/horon"), **CREDENTIALS,
+               "HTTPS_PROXY": proxy.url("px", "px-pw"), "NO_PROXY": "localhost,127.0.0.1",
+               "SSL_CERT_FILE": str(tmp_path / "registry.crt")}
+        result = cli("publish", dist, "--json", env=env)
+    assert result.status == 0, result.stderr
+    assert [b["status"] for b in result.json()["bundles"]] == ["published"]
+    assert {(s.method, s.target) for s in proxy.seen} == {("CONNECT",
+                                                           f"registry.test:{registry.port}")}
+    assert PASSWORD.encode() not in proxy.carried and b"px-pw" not in proxy.carried
+    assert all("proxy-authorization" not in s.headers for s in registry.seen)
+    assert {s.authorization for s in registry.seen} == {None, f"Basic {_basic()}"}
+    assert registry.store.tags("horon/example") != []
+
+
+def test_a_registry_delegating_to_a_token_service_on_another_host_needs_it_named(
+        tmp_path: Path, example_release: BuiltExample) -> None:
+    """Docker Hub's and GitLab's shape: the registry's 401 names a token realm on another
+    host (127.0.0.2, HTTPS with a test CA); the credentials go there only once
+    HORON_REGISTRY_TOKEN_HOSTS names it."""
+    server, _trust = tls_pair(tmp_path, "127.0.0.2")
+    dist, before = _dist(tmp_path, example_release)
+
+    def issue(seen: Seen) -> Reply:
+        return json_reply({"token": "tok-9"}) if seen.authorization == f"Basic {_basic()}" \
+            else Reply(401)
+
+    with HostileRegistry("127.0.0.2", tls=server, fault=issue) as service:
+        realm = f'Bearer realm="{service.origin}/token",service="test"'
+        fault = lambda seen: None if seen.authorization == "Bearer tok-9" \
+            or seen.path == "/v2/" else Reply(401, {"WWW-Authenticate": realm})  # noqa: E731
+        with HostileRegistry(fault=fault) as registry:
+            env = {**publish_env(registry.destination()), **CREDENTIALS,
+                   "SSL_CERT_FILE": str(tmp_path / "registry.crt")}
+            refused = cli("publish", dist, env=env)
+            line = _refused_cleanly(refused, "publish.auth", dist, before)
+            assert line.endswith("(HORON_REGISTRY_TOKEN_HOSTS=127.0.0.2 would allow 127.0.0.2)")
+            assert {s.authorization for s in service.seen} == {None}
+            published = cli("publish", dist, "--json",
+                            env={**env, "HORON_REGISTRY_TOKEN_HOSTS": "127.0.0.2"})
+    assert published.status == 0, published.stderr
+    assert [b["status"] for b in published.json()["bundles"]] == ["published"]
+    assert {s.authorization for s in service.seen} == {None, f"Basic {_basic()}"}
+    assert {s.authorization for s in registry.seen} <= {None, "Bearer tok-9"}
+    assert PASSWORD not in published.stdout + published.stderr
 
 
 @pytest.mark.parametrize("location", ["http://registry.invalid/u/1", "file:///etc/passwd"])

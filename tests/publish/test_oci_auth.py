@@ -1,6 +1,7 @@
 """Registry credentials (`oci_auth`) against a hostile registry served by the test: Basic
-after the registry's own challenge, Bearer tokens bought at a realm with the credentials only
-when the realm is the registry's own origin, every refusal saying why.
+after the registry's own challenge, Bearer tokens bought at a realm with the credentials when
+the realm is the registry's own origin (a token service on another host:
+tests/publish/test_oci_realms.py), every refusal saying why.
 
 In-process and quick (judges of `nox -s mutants`); end to end through the CLI:
 tests/publish/test_hostile_registry.py.
@@ -127,7 +128,9 @@ def test_a_token_realm_on_another_host_is_asked_without_credentials(
     with _token_registry(f"{other_host.origin}/token") as registry:
         message = refusal("publish.auth", PREFIX, client_of(registry).get_manifest, REPO, "t")
     assert message.endswith(f"GET /v2/{REPO}/manifests/t: the token realm "
-                            f"{other_host.origin} answered 401")
+                            f"{other_host.origin} answered 401 to a request without credentials; "
+                            "credentials go to a token service on another origin only over "
+                            f"HTTPS, and {other_host.origin} is not")
     assert [s.authorization for s in other_host.seen] == [None]
 
 

@@ -20,16 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from horon_bundle.publish.destinations import oci_http
+from horon_bundle.publish.destinations import oci_http, oci_origin
 from horon_bundle.publish.destinations.oci_deadline import RETRY_DELAYS, Limits
-from horon_bundle.publish.destinations.oci_http import (
-    MAX_ERROR_BYTES,
-    MAX_JSON_BYTES,
-    Origin,
-    RegistryHttp,
-    path_of,
-    shown,
-)
+from horon_bundle.publish.destinations.oci_http import MAX_ERROR_BYTES, MAX_JSON_BYTES, RegistryHttp
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
 from tests.hostile_registry import MIB, HostileRegistry, Reply, Seen, huge, tls_pair
 from tests.transport_support import DISPLAY, QUICK_HTTP, get, refusal, transport
 
@@ -415,7 +409,7 @@ def test_registry_text_is_shown_escaped_and_short() -> None:
     assert shown(" a b~") == " a b~" and shown("\x7f") == "\\x7f"
     assert shown("x" * 500) == "x" * 200 + "…"
     assert shown("abc", 2) == "ab…" and shown("ab", 2) == "ab"
-    assert oci_http.MAX_SHOWN_CHARS == 200
+    assert oci_origin.MAX_SHOWN_CHARS == 200
     assert path_of("http://h:1/v2/x/blobs/uploads/9?_state=secret") == "/v2/x/blobs/uploads/9"
     assert path_of("http://h:1") == "/"
 

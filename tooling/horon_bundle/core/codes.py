@@ -453,9 +453,20 @@ PUBLISH_TAG_LIMIT = register(
     "Name the target (`yank ID VERSION --target T`) so that no tag list is read, or check the "
     "registry's pagination.", exit_status=EXIT_ENVIRONMENT)
 PUBLISH_AUTH = register(
-    "publish.auth", "The registry refused the credentials, or none were found.",
+    "publish.auth", "The registry refused the credentials, none were found, or its token "
+    "service is on a host the credentials may not go to (nor named in "
+    "HORON_REGISTRY_TOKEN_HOSTS).",
     "Set HORON_REGISTRY_USERNAME and HORON_REGISTRY_PASSWORD (in GitHub Actions: github.actor "
-    "and GITHUB_TOKEN with packages: write) or log in with `docker login`.",
+    "and GITHUB_TOKEN with packages: write) or log in with `docker login`; for a registry "
+    "whose token service is on another host, name that host in the repository variable "
+    "HORON_REGISTRY_TOKEN_HOSTS.",
+    exit_status=EXIT_ENVIRONMENT)
+PUBLISH_PROXY = register(
+    "publish.proxy", "HTTPS_PROXY (or HTTP_PROXY) names a proxy publish cannot use (not an "
+    "http:// URL, or not a URL), or the proxy would not open a CONNECT tunnel to the registry "
+    "(407 asking for credentials, another answer, or not an HTTP answer).",
+    "Name an http://[USER:PASSWORD@]HOST:PORT proxy that tunnels with CONNECT, give it the "
+    "credentials it asks for, or list the registry in NO_PROXY to connect to it directly.",
     exit_status=EXIT_ENVIRONMENT)
 PUBLISH_NOT_WRITABLE = register(
     "publish.not-writable", "The destination cannot be written (permission denied, read-only).",

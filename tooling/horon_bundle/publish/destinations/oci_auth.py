@@ -1,13 +1,16 @@
-"""Registry credentials: where they come from, and the one origin they are ever sent to.
+"""Registry credentials: where they come from, and the origins they are ever sent to.
 
 Credentials are `HORON_REGISTRY_USERNAME` + `HORON_REGISTRY_PASSWORD`, else the Docker config
 (`$DOCKER_CONFIG/config.json`, `~/.docker/config.json`, credential helpers: read with oras-py's
 loader, imported only then). They answer the registry's own challenge: after a `Basic` one
 they go with every request to the registry's origin; after a `Bearer` one they buy a token
-from the realm it names, kept per repository. Neither ever leaves the registry's origin
-(scheme, host, port): the transport (`oci_http`) strips `Authorization` from a request to any
-other, so a token realm on another host is asked anonymously, and a 401 from another origin
-(an upload `Location`, a redirect) is refused rather than answered with credentials.
+from the realm it names, kept per repository. They never go anywhere else (scheme, host,
+port), with one exception: the token request to a realm on another origin that `oci_realms`
+allows (HTTPS, and a host the registry is known to delegate to or the user named), and only
+that request, never a redirect of it off the realm's origin (the transport, `oci_http`,
+strips `Authorization` from a request to any other origin). Any other realm is asked
+anonymously; a 401 from another origin (an upload `Location`, a redirect) is refused rather
+than answered with credentials.
 """
 
 from __future__ import annotations
@@ -23,12 +26,9 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
 from horon_bundle.publish.destinations.oci_deadline import Deadline
-from horon_bundle.publish.destinations.oci_http import (
-    Answer,
-    Origin,
-    RegistryHttp,
-    path_of,
-)
+from horon_bundle.publish.destinations.oci_http import Answer, RegistryHttp
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of
+from horon_bundle.publish.destinations.oci_realms import realm_withheld
 
 USERNAME_VARIABLE = "HORON_REGISTRY_USERNAME"
 PASSWORD_VARIABLE = "HORON_REGISTRY_PASSWORD"  # noqa: S105 - the variable's name, not a secret
@@ -95,11 +95,14 @@ def repository_of(url: str) -> str:
 class Authorizer:
     """What to send to the registry, and how to answer its 401."""
 
-    def __init__(self, http: RegistryHttp, credentials: Credentials) -> None:
+    def __init__(self, http: RegistryHttp, credentials: Credentials,
+                 token_hosts: frozenset[str] = frozenset()) -> None:
         self.http = http
         self.credentials = credentials
+        self.token_hosts = token_hosts  # realms on other hosts the user allows credentials to
         self._basic = False  # the registry asked for Basic: sent with every request since
         self._tokens: dict[str, str] = {}  # repository -> bearer token
+        self._withheld: dict[str, str] = {}  # repository -> why its token was bought anonymously
 
     def headers(self, url: str) -> dict[str, str]:
         if Origin.of(url) != self.http.origin:
@@ -122,7 +125,8 @@ class Authorizer:
             raise Refused.one(codes.PUBLISH_AUTH, f"{display}: {self.credentials.problem}")
         challenge = parse_challenge(answer.header("WWW-Authenticate"))
         if challenge is not None and challenge[0] == "bearer":
-            self._tokens[repository_of(answer.url)] = self._token(what, challenge[1], deadline)
+            repository = repository_of(answer.url)
+            self._tokens[repository] = self._token(what, challenge[1], deadline, repository)
             return
         if challenge is None or challenge[0] != "basic":
             raise Refused.one(codes.PUBLISH_AUTH, f"{display}: {what}: 401 without a Basic or "
@@ -132,21 +136,37 @@ class Authorizer:
                                                   "and none were found")
         self._basic = True
 
-    def _token(self, what: str, challenge: dict[str, str], deadline: Deadline) -> str:
-        """A token from the challenge's realm; with the credentials only at the registry's
-        own origin (the transport sees to it), anonymously elsewhere."""
+    def refusal(self, method: str, answer: Answer) -> Refused:
+        """Why a request is refused that was answered 401 again after its challenge was."""
+        what = f"{method} {path_of(answer.url)}"
+        withheld = self._withheld.get(repository_of(answer.url))
+        if withheld is not None:
+            return Refused.one(codes.PUBLISH_AUTH, f"{self.http.display}: {what}: the token "
+                               f"bought without credentials was not enough; {withheld}")
+        return Refused.one(codes.PUBLISH_AUTH, f"{self.http.display}: credentials refused for "
+                                               f"{what}")
+
+    def _token(self, what: str, challenge: dict[str, str], deadline: Deadline,
+               repository: str) -> str:
+        """A token from the challenge's realm: with the credentials where `oci_realms` allows
+        them (the registry's own origin, a known or named token service), else anonymously."""
         display = self.http.display
         realm = self.http.resolve(self.http.origin.text + "/", challenge.get("realm"),
                                   f"{what}: token realm")
         query = urllib.parse.urlencode({k: v for k, v in challenge.items()
                                         if k in ("service", "scope")})
         url = realm + ("&" if "?" in realm else "?") + query if query else realm
+        withheld = realm_withheld(self.http.origin, realm, self.token_hosts) \
+            if self.credentials.basic else None
         basic = {"Authorization": f"Basic {self.credentials.basic}"} \
-            if self.credentials.basic else {}
-        got = self.http.send("GET", url, deadline=deadline, headers=basic)
+            if self.credentials.basic and withheld is None else {}
+        got = self.http.send("GET", url, deadline=deadline, headers=basic,
+                             authorized=Origin.of(realm))
         if got.status != 200:
             raise Refused.one(codes.PUBLISH_AUTH, f"{display}: {what}: the token realm "
-                              f"{Origin.of(got.url).text} answered {got.status}")
+                              f"{Origin.of(got.url).text} answered {got.status}" + (
+                                  f" to a request without credentials; {withheld}"
+                                  if withheld else ""))
         unusable = Refused.one(codes.PUBLISH_AUTH, f"{display}: {what}: the token realm "
                                f"{Origin.of(got.url).text} answered no usable token")
         try:
@@ -158,4 +178,8 @@ class Authorizer:
         if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS \
                 or not _TOKEN.fullmatch(token):
             raise unusable
+        if withheld is not None:
+            self._withheld[repository] = withheld
+        else:
+            self._withheld.pop(repository, None)
         return token

@@ -30,16 +30,11 @@ from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
 from horon_bundle.publish.destinations.oci_auth import Authorizer, find_credentials
 from horon_bundle.publish.destinations.oci_deadline import Deadline
-from horon_bundle.publish.destinations.oci_http import (
-    MAX_JSON_BYTES,
-    Answer,
-    Body,
-    Origin,
-    RegistryHttp,
-    path_of,
-    shown,
-)
+from horon_bundle.publish.destinations.oci_http import MAX_JSON_BYTES, Answer, Body, RegistryHttp
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
+from horon_bundle.publish.destinations.oci_proxy import read_proxies
+from horon_bundle.publish.destinations.oci_realms import read_token_hosts
 
 MAX_MANIFEST_BYTES = MAX_JSON_BYTES
 MAX_TAG_PAGES = 100  # pages of a tag list read before `publish.tag-limit`
@@ -105,15 +100,19 @@ class RegistryClient:
                  http: RegistryHttp | None = None,
                  on_retry: Callable[[str], None] | None = None) -> None:
         """`http`: a transport configured explicitly (tests: shorter deadlines, a test CA);
-        by default one for `https://REGISTRY`, or plain `http://` for a loopback address."""
+        by default one for `https://REGISTRY`, or plain `http://` for a loopback address,
+        through the proxies `environ` names. `environ` also gives the credentials and the
+        token services on other hosts they may go to (`oci_realms`)."""
         self.address = address
         scheme = "http" if address.loopback else "https"
+        token_hosts = read_token_hosts(environ)
         self.http = http or RegistryHttp(f"{scheme}://{address.registry}",
-                                         display=address.display, on_retry=on_retry)
+                                         display=address.display, on_retry=on_retry,
+                                         proxies=read_proxies(environ))
         self.base = f"{self.http.origin.scheme}://{address.registry}"
         credentials = find_credentials(address, environ)
         self.credential_problem = credentials.problem
-        self.auth = Authorizer(self.http, credentials)
+        self.auth = Authorizer(self.http, credentials, token_hosts)
 
     def close(self) -> None:
         self.http.close()
@@ -134,8 +133,7 @@ class RegistryClient:
         answer = self.http.send(method, target, deadline=deadline, limit=limit, body=data,
                                 headers={**sent, **self.auth.headers(target)})
         if answer.status == 401:
-            raise Refused.one(codes.PUBLISH_AUTH, f"{self.address.display}: credentials refused "
-                                                  f"for {method} {path_of(answer.url)}")
+            raise self.auth.refusal(method, answer)
         return self._checked(method, answer)
 
     def _checked(self, method: str, answer: Answer) -> Answer:

@@ -5,7 +5,8 @@ socket operation of a request — connect, TLS handshake, each send, each read o
 line, the headers and the body — waits at most the time left before the request's deadline
 (and never more than the idle limit for one byte), so the request as a whole is given up at its
 deadline however the server dribbles. http.client reads a response through `bounded_response`'s
-stream, which arms the socket before each read.
+stream, which arms the socket before each read. Connecting — to the registry or to a proxy,
+and the TLS handshake — has the connect limit within the time left (`connecting`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import http.client
 import io
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +58,25 @@ class Deadline:
 
 class DeadlineSpent(Exception):
     """The request's deadline passed before it was done."""
+
+
+class NoConnection(Exception):
+    """No connection within the connect limit (its one argument, in seconds)."""
+
+
+@contextmanager
+def connecting(deadline: Deadline, limit: float) -> Iterator[float]:
+    """The timeout of a connect or handshake: the connect limit within the time left. A
+    timeout inside is the deadline's (`DeadlineSpent`) when that came first, else the
+    limit's (`NoConnection`)."""
+    left = deadline.left()
+    if left <= 0:
+        raise DeadlineSpent
+    timeout = min(left, limit)
+    try:
+        yield timeout
+    except TimeoutError:
+        raise DeadlineSpent if timeout == left else NoConnection(timeout) from None
 
 
 class _DeadlineStream(io.RawIOBase):

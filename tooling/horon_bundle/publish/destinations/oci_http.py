@@ -7,15 +7,16 @@ memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry
 - **Memory.** A body is read piece by piece up to a cap and never further: a manifest, an
   index, a tag page, a token answer `MAX_JSON_BYTES` (more is `publish.too-large`); an error
   answer `MAX_ERROR_BYTES` (the rest is left unread and the connection closed), of which at
-  most `MAX_SHOWN_CHARS` characters, escaped, reach a message.
+  most `MAX_SHOWN_CHARS` (`oci_origin`) characters, escaped, reach a message.
 - **Clock.** A request has one deadline for everything it does — connect, TLS handshake,
   sending, the status line and headers, the body, its retries and redirects: each socket
   operation waits at most the time left (`oci_deadline`), so a server dribbling a byte a
   second is given up at the deadline, not after its last byte (`publish.deadline`). A small
   request has `SMALL_REQUEST_DEADLINE`; a blob upload `BLOB_DEADLINE` plus one second per
   `MIN_BLOB_RATE` bytes.
-- **Credentials.** A request to any origin (scheme, host, port) but the registry's own is sent
-  without its `Authorization` header, whoever built the headers; redirects are followed here
+- **Credentials.** A request to any origin (scheme, host, port) but the one its credentials
+  are for — the registry's own, or a token realm `oci_realms` allows — is sent without its
+  `Authorization` header, whoever built the headers; redirects are followed here
   (for GET and HEAD, at most `MAX_REDIRECTS`), never by the HTTP library, and every URL the
   registry names — an upload `Location`, a redirect, a next page, a token realm — is refused
   (`publish.unsafe-location`) when it would take HTTPS to plain HTTP, plain HTTP to a host
@@ -24,6 +25,8 @@ memory, our clock nor our credentials (docs/threat-model.md, "A hostile registry
   whose connection was refused or lost, is tried `MAX_ATTEMPTS` times in all, after
   `RETRY_DELAYS`, within its one deadline; each retry is reported (`on_retry`), and the
   refusal names the attempts. A write is never repeated: a re-run completes a release.
+- **Proxies** the environment names are used through a CONNECT tunnel (`oci_proxy`), under
+  the same clock; a proxy that cannot be used or refuses the tunnel is `publish.proxy`.
 
 Built on http.client, which reads the status line, headers and body through the
 deadline-bound stream of `oci_deadline`; requests can bound none of those reads as a whole,
@@ -51,13 +54,16 @@ from horon_bundle.publish.destinations.oci_deadline import (
     Deadline,
     DeadlineSpent,
     Limits,
+    NoConnection,
     arm,
     bounded_response,
+    connecting,
 )
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, where
+from horon_bundle.publish.destinations.oci_proxy import Proxies, ProxyProblem, through
 
 MAX_JSON_BYTES = 4 << 20  # a manifest, an index, a tag page, a token or ping answer
 MAX_ERROR_BYTES = 64 << 10  # read of an error answer (401, 4xx, 5xx); the rest never is
-MAX_SHOWN_CHARS = 200  # of a registry's own text (an error, a host) in one message
 MAX_REDIRECTS = 3  # hops followed for one GET or HEAD
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1  # a read is tried 3 times in all
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -68,24 +74,6 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 class Body(Sized, Iterable[bytes], Protocol):
     """A request body streamed in pieces, with a known length (see `FileBody`)."""
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Origin:
-    scheme: str
-    host: str  # lower case; an IPv6 literal without brackets
-    port: int
-
-    @classmethod
-    def of(cls, url: str) -> Origin:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port if parts.port is not None else 443 if parts.scheme == "https" else 80
-        return cls(parts.scheme, (parts.hostname or "").lower(), port)
-
-    @property
-    def text(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return shown(f"{self.scheme}://{host}:{self.port}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,23 +89,6 @@ class Answer:
         return None if value is None else str(value)
 
 
-def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    """A registry's text for one line of a message: control and non-ASCII characters escaped,
-    at most `limit` characters."""
-    escaped = text.encode("ascii", "backslashreplace").decode("ascii")
-    escaped = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in escaped)
-    return escaped if len(escaped) <= limit else escaped[:limit] + "…"
-
-
-def path_of(url: str) -> str:
-    """The path of a URL without its query (upload session state stays out of messages)."""
-    return shown(urllib.parse.urlsplit(url).path or "/")
-
-
-class _NoConnection(Exception):
-    """No connection within the connect limit (its one argument, in seconds)."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Call:
     method: str
@@ -125,19 +96,21 @@ class _Call:
     body: bytes | Body | None
     limit: int
     deadline: Deadline
+    authorized: Origin  # the one origin its Authorization header may go to
 
 
 class RegistryHttp:
     """The transport of one registry client: kept-alive connections per origin."""
 
     def __init__(self, registry: str, *, display: str, limits: Limits | None = None,
-                 tls: ssl.SSLContext | None = None,
+                 tls: ssl.SSLContext | None = None, proxies: Proxies | None = None,
                  on_retry: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.origin = Origin.of(registry)
         self.display = display
         self.limits = limits or Limits()
         self._tls = tls  # None: the system's trust store, loaded on the first HTTPS connect
+        self.proxies = proxies or Proxies()  # None: every origin connected to directly
         self._on_retry = on_retry
         self._sleep = sleep
         self._pool: dict[Origin, http.client.HTTPConnection] = {}
@@ -189,21 +162,22 @@ class RegistryHttp:
         problem = self.url_problem(url)
         if problem is not None:
             raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
-                              f"{self.display}: {what}: the location {_where(url)} {problem}; "
+                              f"{self.display}: {what}: the location {where(url)} {problem}; "
                               "nothing was sent there")
         return url
 
     # --- requests --------------------------------------------------------------------------
     def send(self, method: str, url: str, *, deadline: Deadline,
              headers: dict[str, str] | None = None, body: bytes | Body | None = None,
-             limit: int = MAX_JSON_BYTES) -> Answer:
-        """One request to its answer: redirects of a GET or HEAD followed, a read retried."""
+             limit: int = MAX_JSON_BYTES, authorized: Origin | None = None) -> Answer:
+        """One request to its answer: redirects of a GET or HEAD followed, a read retried;
+        an `Authorization` header only to `authorized` (by default the registry's origin)."""
         what = f"{method} {path_of(url)}"
         problem = self.url_problem(url)
         if problem is not None:
             raise Refused.one(codes.PUBLISH_UNSAFE_LOCATION,
-                              f"{self.display}: {what}: {_where(url)} {problem}")
-        call = _Call(method, headers or {}, body, limit, deadline)
+                              f"{self.display}: {what}: {where(url)} {problem}")
+        call = _Call(method, headers or {}, body, limit, deadline, authorized or self.origin)
         hops = attempts = 0
         most = len(self.limits.retry_delays) + 1  # MAX_ATTEMPTS unless a test says otherwise
         while True:
@@ -233,36 +207,46 @@ class RegistryHttp:
 
     def _attempt(self, call: _Call, url: str) -> tuple[str, Answer | None]:
         """(why it failed, None) for a failure worth retrying; refuses every other one."""
-        what = f"{call.method} {path_of(url)}"
+        what = f"{self.display}: {call.method} {path_of(url)}"
         try:
             return "", self._exchange(call, url)
-        except _NoConnection as exc:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: no connection "
-                              f"within {exc.args[0]:g} s") from None
+        except ProxyProblem as exc:
+            raise Refused.one(codes.PUBLISH_PROXY, f"{what}: {exc}") from None
+        except NoConnection as exc:
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: no connection within "
+                              f"{exc.args[0]:g} s{self._via(url)}") from None
         except (DeadlineSpent, TimeoutError):
             spent = call.deadline.left() <= 0
-            raise Refused.one(codes.PUBLISH_DEADLINE, f"{self.display}: {what}: " + (
+            raise Refused.one(codes.PUBLISH_DEADLINE, f"{what}: " + (
                 f"no complete answer within {call.deadline.seconds:g} s" if spent
-                else f"no progress for {self.limits.idle:g} s")) from None
+                else f"no progress for {self.limits.idle:g} s") + self._via(url)) from None
         except ssl.SSLError:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: TLS handshake "
-                           "or certificate verification failed") from None
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: TLS handshake or certificate "
+                              f"verification failed{self._via(url)}") from None
         except ConnectionRefusedError:
-            return "connection refused", None
+            return f"connection refused{self._via(url)}", None
         except (ConnectionError, http.client.IncompleteRead):
-            return "connection lost", None
+            return f"connection lost{self._via(url)}", None
         except http.client.HTTPException as exc:
-            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{self.display}: {what}: not a "
-                           f"well-formed HTTP answer ({type(exc).__name__})") from None
+            raise Refused.one(codes.PUBLISH_DESTINATION_STATE, f"{what}: not a well-formed "
+                              f"HTTP answer ({type(exc).__name__})") from None
         except OSError as exc:
-            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{self.display}: {what}: "
-                           f"{exc.strerror or type(exc).__name__}") from None
+            raise Refused.one(codes.PUBLISH_UNREACHABLE, f"{what}: "
+                              f"{exc.strerror or type(exc).__name__}{self._via(url)}") from None
+
+    def _via(self, url: str) -> str:
+        """How a message says the request went through a proxy ("" when it did not)."""
+        try:
+            proxy = self.proxies.route(Origin.of(url))
+        except ProxyProblem:
+            return ""
+        return "" if proxy is None else f" through the proxy {proxy.text}"
 
     def _exchange(self, call: _Call, url: str) -> Answer:
         origin = Origin.of(url)
-        # credentials never leave the registry's origin, whoever built the headers
+        # credentials never leave the origin they are for, whoever built the headers
         sent = {name: value for name, value in call.headers.items()
-                if origin == self.origin or name.lower() != "authorization"}
+                if origin == call.authorized or name.lower() != "authorization"}
         parts = urllib.parse.urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         connection = self._pool.pop(origin, None)
@@ -293,18 +277,16 @@ class RegistryHttp:
         return Answer(status=response.status, headers=response.headers, body=data, url=url)
 
     def _connect(self, origin: Origin, deadline: Deadline) -> http.client.HTTPConnection:
-        left = deadline.left()
-        if left <= 0:
-            raise DeadlineSpent
-        timeout = min(left, self.limits.connect)
-        connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
-                                                  context=self._tls_context())
-                      if origin.scheme == "https"
-                      else http.client.HTTPConnection(origin.host, origin.port, timeout=timeout))
-        try:
+        proxy = self.proxies.route(origin)
+        tls = self._tls_context() if origin.scheme == "https" else None
+        if proxy is not None:
+            return through(proxy, origin, deadline, self.limits, tls)
+        with connecting(deadline, self.limits.connect) as timeout:
+            connection = (http.client.HTTPSConnection(origin.host, origin.port, timeout=timeout,
+                                                      context=tls) if tls is not None
+                          else http.client.HTTPConnection(origin.host, origin.port,
+                                                          timeout=timeout))
             connection.connect()
-        except TimeoutError:  # the deadline's, or the connect limit's when it came first
-            raise DeadlineSpent if timeout == left else _NoConnection(timeout) from None
         return connection
 
     def _request(self, connection: http.client.HTTPConnection, call: _Call, target: str,
@@ -376,14 +358,6 @@ def _close_all(pool: dict[Origin, http.client.HTTPConnection]) -> None:
     for connection in pool.values():
         connection.close()
     pool.clear()
-
-
-def _where(url: str) -> str:
-    """A URL as a message shows it: scheme, host and port (never its path or query)."""
-    try:
-        return Origin.of(url).text
-    except ValueError:
-        return "<unparsable>"
 
 
 def _tries(attempts: int) -> str:
