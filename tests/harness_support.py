@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +147,91 @@ def built_marketplace(root: Path, name: str = "team-tools", *,
     result = cli("build", repository, "--out", out)
     assert result.status == 0, result.stderr
     return out
+
+
+class MemoryFile:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.executable: bool | None = False
+
+
+class MemoryPlugin:
+    """A plugin's files held in memory, as the harness reader sees files."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self._data = files
+        self.files = {path: MemoryFile(len(data)) for path, data in files.items()}
+
+    def read_small(self, path: str, limit: int) -> bytes:
+        assert len(self._data[path]) <= limit
+        return self._data[path]
+
+
+def assembled_zip(target: Path, files: dict[str, bytes], *,
+                  catalogue_of: dict[str, bytes] | None = None) -> Path:
+    """A harness zip written directly with zipfile, as an attacker writes one: the plugin's
+    `files`, and catalogue.json, provenance.json and SHA256SUMS that agree with them (the
+    catalogue by the toolchain's own reader, of `catalogue_of` when given: a plugin.json its
+    reader refuses has none), its ref beside it."""
+    from horon_bundle.core.errors import Findings  # noqa: PLC0415 - the tree under test
+    from horon_bundle.core.strictjson import canonical_bytes  # noqa: PLC0415
+    from horon_bundle.model import checksums  # noqa: PLC0415
+    from horon_bundle.model.harness.reader import read_plugin  # noqa: PLC0415
+    from horon_bundle.model.harness.statement import (  # noqa: PLC0415
+        HarnessFacts,
+        harness_statement,
+    )
+
+    refusals = Findings()
+    contents = read_plugin(MemoryPlugin(catalogue_of or files), refusals=refusals,
+                           warnings=Findings())
+    assert contents is not None, [f.message for f in refusals]
+    catalogue = contents.catalogue
+    written = {**files, "catalogue.json": catalogue.to_bytes()}
+    facts = HarnessFacts(name=catalogue.name, version=catalogue.version,
+                         version_from="plugin.json", hosts=catalogue.hosts, marketplace=None,
+                         source_revision=None, source_dirty=None,
+                         source_date_epoch=315532800,
+                         builder_id="urn:horon-bundle:builder:local", tool_version="0")
+    written["provenance.json"] = canonical_bytes(harness_statement(facts, {
+        path: hashlib.sha256(data).hexdigest() for path, data in written.items()}))
+    written["SHA256SUMS"] = checksums.render({path: hashlib.sha256(data).hexdigest()
+                                              for path, data in written.items()})
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(written):
+            info = zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, written[path])
+    Path(f"{target}.ref.json").write_text(json.dumps({
+        "name": catalogue.name, "sha256": hashlib.sha256(target.read_bytes()).hexdigest()}))
+    return target
+
+
+HOSTILE_NAME = "amp"
+
+
+def hostile_manifest(**fields: Any) -> bytes:
+    return json.dumps({"name": HOSTILE_NAME, "version": "1.0.0", **fields}).encode()
+
+
+def repeated_path_zip(directory: Path) -> Path:
+    """Issue 20's 419 KB zip: 4,000 empty files and a plugin.json whose `commands` lists
+    `./zzz` 400,000 times (a scan per entry made its reader take minutes)."""
+    files = {f"e/{index:04d}": b"" for index in range(4000)}
+    files["zzz/cmd.md"] = b"---\ndescription: one command\n---\nbody\n"
+    once = {**files, ".claude-plugin/plugin.json": hostile_manifest(commands="./zzz")}
+    files[".claude-plugin/plugin.json"] = hostile_manifest(commands=["./zzz"] * 400_000)
+    directory.mkdir(parents=True, exist_ok=True)
+    return assembled_zip(directory / f"{HOSTILE_NAME}-1.0.0.zip", files, catalogue_of=once)
+
+
+def nested_brackets_zip(directory: Path, commands: int = 60) -> Path:
+    """Issue 20's 23 KB zip: commands whose frontmatter is 20,000 nested brackets (PyYAML's
+    scanner is quadratic in flow nesting: about a second each), no two alike (a reader that
+    parses each distinct block once still meets every one)."""
+    files = {f"commands/c{index:02d}.md": b"---\nx: " + b"[" * (20_000 - index)
+             + b"]" * (20_000 - index) + b"\n---\nbody\n" for index in range(commands)}
+    files[".claude-plugin/plugin.json"] = hostile_manifest()
+    directory.mkdir(parents=True, exist_ok=True)
+    return assembled_zip(directory / f"{HOSTILE_NAME}-1.0.0.zip", files)

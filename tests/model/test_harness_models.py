@@ -37,12 +37,13 @@ def test_frontmatter_values_are_kept_as_written() -> None:
                              "when": "2020-01-01", "tools": ["Read", "Grep"]}
 
 
-def test_an_alias_bomb_falls_back_instead_of_expanding() -> None:
+def test_an_alias_bomb_is_read_no_further_instead_of_expanding() -> None:
     block = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n"
         for i in range(6))
     parsed = fm.parse_block(block)
-    assert parsed.read_as == fm.LINE_WISE
+    assert parsed.read_as == fm.NONE and parsed.values == {}
+    assert parsed.problem is not None and "aliases" in parsed.problem
 
 
 def test_no_frontmatter_and_duplicate_keys() -> None:

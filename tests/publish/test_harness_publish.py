@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,13 @@ from horon_bundle.publish.release import (
     MARKETPLACE_INDEX_MEDIA_TYPE,
     REF_MEDIA_TYPE,
 )
-from tests.harness_support import edit_json, write_json, write_plugin
+from tests.harness_support import (
+    edit_json,
+    nested_brackets_zip,
+    repeated_path_zip,
+    write_json,
+    write_plugin,
+)
 from tests.helpers import HOST, REPO, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
     Registry,
@@ -279,3 +286,25 @@ def test_require_signature_checks_each_harness_zip(tmp_path: Path, market: Path)
     assert_refused(result, "signature.invalid")
     assert "signature.missing" in result.codes
     assert tree_snapshot(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_the_hostile_zips_of_issue_20_are_judged_in_seconds(tmp_path: Path) -> None:
+    """The preflight's judge keeps the reader's budgets: the repeated-path zip is refused
+    with its code and nothing published, the nested-brackets zip published with warnings."""
+    store = tmp_path / "store"
+    store.mkdir()
+    env = publish_env(f"file://{store}")
+    refused = repeated_path_zip(tmp_path / "refused").parent
+    before = tree_snapshot(tmp_path)
+    start = time.monotonic()
+    result = cli("publish", refused, env=env)
+    assert time.monotonic() - start < 10.0
+    assert_refused(result, "harness.limit")
+    assert tree_snapshot(tmp_path) == before
+    warned = nested_brackets_zip(tmp_path / "warned").parent
+    start = time.monotonic()
+    result = cli("publish", warned, "--json", env=env)
+    assert time.monotonic() - start < 10.0
+    assert result.status == 0, result.stderr[-2000:]
+    assert [b["status"] for b in result.json()["bundles"]] == ["published"]

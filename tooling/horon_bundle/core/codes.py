@@ -863,6 +863,13 @@ HARNESS_FRONTMATTER = register(
     "Warning: a skill, command or agent has frontmatter that is not valid YAML (read line by "
     "line as `key: value`, as the host does) or has none.",
     "Quote values holding `: ` (or use a `|` block); --strict refuses it.")
+HARNESS_LIMIT = register(
+    "harness.limit",
+    "A harness plugin asks for more work than the reader's budgets allow, checked before the "
+    "work: a plugin.json component field naming over 10,000 paths, or hook and server "
+    "declarations over their size budget (docs/threat-model.md, \"Work budgets\").",
+    "No real plugin comes near the limit: list each path once. A zip that does is built to "
+    "make its reader slow; do not install it.")
 HARNESS_HOOK_FIELD = register(
     "harness.hook-field",
     "Warning: a hook entry has a field, or a hook type, this toolchain does not know (newer "
@@ -921,6 +928,13 @@ HOOK_PERMISSION_ASK = register(
     "records it and treats it as allow.",
     "Decide allow or deny in the hook; refused under --strict or a --host profile marking it "
     "broken.")
+HOOK_UNJUDGED = register(
+    "hook.unjudged",
+    "Warning: hook lint cannot judge something a hook or a script it runs does: an environment "
+    "variable or a permissionDecision answer computed at run time, a binary, a script over "
+    "lint's size budget, or Python that does not parse.",
+    "Lint reads what a plugin declares, it proves nothing about what a script does; spell names "
+    "and answers out as literals where you can. --strict refuses it.")
 HOOK_HTTP_PRETOOLUSE = register(
     "hook.http-pretooluse",
     "Warning: an HTTP hook guards PreToolUse; when the endpoint fails, one host denies the "

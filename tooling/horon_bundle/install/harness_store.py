@@ -160,8 +160,8 @@ def judge_opened(opened: Opened, ref: BundleRef, *,
     if not opened.unchanged(before):
         findings.insert(0, Finding(codes.INSTALL_RACE,
                                    f"{opened.where} was replaced while it was being verified"))
-    if not isinstance(report, HarnessReport) or report.catalogue is None:
-        findings.append(Finding(codes.INSTALL_TAMPERED,
+    if not findings and (not isinstance(report, HarnessReport) or report.catalogue is None):
+        findings.append(Finding(codes.INSTALL_TAMPERED,  # refused, it says why already
                                 f"{opened.where}: not a harness bundle"))
     if findings or not isinstance(report, HarnessReport):
         return [Finding(f.code, f.message.replace(str(opened.path()), opened.where), f.hint)

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from horon_bundle.model.harness.file_index import FileIndex
+
 ROOT_REFERENCE = re.compile(
     r"\$(?:\{CLAUDE_PLUGIN_ROOT(?::?[-=?+][^}]*)?\}|CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_]))")
 _DYNAMIC = re.compile(r"[$*?\[`]")
@@ -32,13 +34,15 @@ class RootReference:
     path: str | None  # the bundle path it names ('' = the root); None when not static
     runs_directly: bool  # the word is the program itself, so it must be executable
 
-    def resolve(self, files: Mapping[str, Any]) -> str:
+    def resolve(self, files: FileIndex | Mapping[str, Any]) -> str:
+        """FOUND, MISSING, OUTSIDE or DYNAMIC; `files` indexed (a mapping is indexed here: lint
+        passes the index it built once, so each reference is a lookup, not a scan)."""
         if self.path is None:
             return DYNAMIC
         if self.path == ".." or self.path.startswith("../"):
             return OUTSIDE
-        if self.path == "" or self.path in files or any(
-                name.startswith(self.path + "/") for name in files):
+        index = files if isinstance(files, FileIndex) else FileIndex(files)
+        if self.path == "" or index.exists(self.path):
             return FOUND
         return MISSING
 

@@ -42,7 +42,7 @@ from horon_bundle.model.harness.reader import read_plugin
 from horon_bundle.model.harness.ref import BundleRef, ref_path
 from horon_bundle.model.harness.statement import HarnessFacts, harness_statement
 from horon_bundle.rules.harness_events import judge_events
-from horon_bundle.rules.harness_lint import lint, promote
+from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, condense, lint, promote
 from horon_bundle.verify import limits
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
@@ -104,7 +104,8 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
                           "is lower than a plugin tree's; leave generated or vendored files "
                           "out of the plugin (.gitignore), or split it.")
     contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry)
-    refusals.raise_if_any()
+    if refusals:
+        raise Refused(condense(refusals))
     assert contents is not None
     catalogue, manifest = contents.catalogue, contents.manifest
     listed_version = entry.get("version") if entry is not None else None
@@ -127,18 +128,19 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
     warnings.extend(result.warnings)
     promoted, kept = promote(warnings, strict=request.strict, host=request.host)
     refusals.extend(promoted)
-    refusals.raise_if_any()
+    if refusals:
+        raise Refused(condense(refusals))
     return PlannedPlugin(root=root, source=source, files=files, catalogue=catalogue, entry=entry,
                          marketplace=marketplace, version_from=manifest.version_from,
-                         warnings=tuple(kept))
+                         warnings=tuple(condense(kept)))
 
 
 def _reader(source: WorkspaceFiles) -> Any:
     def read_text(path: str) -> str | None:
         info = source.files.get(path)
-        if info is None or info.size > 1 << 20:
+        if info is None or info.size > MAX_SCRIPT_BYTES:
             return None
-        data = source.read_small(path, 1 << 20)
+        data = source.read_small(path, MAX_SCRIPT_BYTES)
         return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
     return read_text
 

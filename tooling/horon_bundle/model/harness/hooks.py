@@ -59,6 +59,17 @@ class Hook:
         value = self.fields.get("args")
         return tuple(value) if isinstance(value, list) else None
 
+    def strings(self) -> list[str]:
+        """The strings the host substitutes variables in and lint reads: the command and its
+        arguments, an HTTP hook's URL and header values."""
+        found = [value for key in ("command", "url") if isinstance(value := self.fields.get(key),
+                                                                    str)]
+        found += [arg for arg in self.args() or () if isinstance(arg, str)]
+        headers = self.fields.get("headers")
+        if isinstance(headers, dict):
+            found += [value for value in headers.values() if isinstance(value, str)]
+        return found
+
     def to_catalogue(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"event": self.event, "matcher": self.matcher,
                                  "type": self.type, "source": self.source}
@@ -66,6 +77,19 @@ class Hook:
             if key in self.fields:
                 entry[key] = self.fields[key]
         return entry
+
+
+def count_hooks(events: object) -> int:
+    """How many declarations an event map holds — events, matcher groups and hooks — counted
+    before any is read."""
+    if not isinstance(events, dict):
+        return 0
+    total = len(events)
+    for groups in events.values():
+        for group in groups if isinstance(groups, list) else ():
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            total += 1 + (len(entries) if isinstance(entries, list) else 0)
+    return total
 
 
 def hooks_from_file(document: object, *, source: str, refusals: Findings,

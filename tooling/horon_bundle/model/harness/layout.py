@@ -26,7 +26,25 @@ REF_SUFFIX = ".ref.json"
 PLUGIN_ROOT_VARIABLE = "CLAUDE_PLUGIN_ROOT"
 
 MAX_JSON_BYTES = 4 << 20
+# plugin.json, hooks.json, .mcp.json and a marketplace entry nest about 8 deep (an mcp_tool
+# hook's `input` a few more); deeper is refused (json.too-deep) before the parser recurses
+MAX_JSON_DEPTH = 32
+# every JSON file one read of a plugin parses (its manifests, hooks and MCP files) together, as
+# much as one file may be: the strict reader takes about a second for 4 MiB, and a zip can list
+# thousands of such files, each compressed a thousandfold (harness.limit)
+MAX_RUN_JSON_BYTES = MAX_JSON_BYTES
 MAX_TEXT_BYTES = 4 << 20
+# one plugin.json component field (commands, agents, skills, hooks …) names at most this many
+# paths, checked before any is read: a zip holds at most 10,000 files (verify/limits.py), so a
+# longer list can only repeat itself (harness.limit)
+MAX_COMPONENT_PATHS = 10_000
+# hook declarations (events, matcher groups and hooks) and MCP servers one plugin declares,
+# counted before any is read, and the strings lint lexes as shell (commands, arguments,
+# headers, server env): lexed twice, a fraction of a second. Real plugins declare tens of
+# hooks with commands of a hundred characters (harness.limit)
+MAX_HOOKS = 1_000
+MAX_SERVERS = 1_000
+MAX_COMMAND_TEXT = 64 << 10
 
 
 def manifest_paths() -> tuple[str, ...]:

@@ -19,7 +19,12 @@ from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings
 from horon_bundle.core.fields import describe_value
 from horon_bundle.core.strictjson import read_json
-from horon_bundle.model.harness.layout import MAX_JSON_BYTES, component_path
+from horon_bundle.model.harness.layout import (
+    MAX_COMPONENT_PATHS,
+    MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    component_path,
+)
 
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
@@ -68,7 +73,8 @@ def parse_plugin_manifest(data: bytes, *, source: str, host: str, refusals: Find
 
     `fallback` is a marketplace entry: its name and version stand in where the manifest has
     none (the host's documented precedence: plugin.json wins)."""
-    document = read_json(data, source=source, max_bytes=MAX_JSON_BYTES, any_number=True)
+    document = read_json(data, source=source, max_bytes=MAX_JSON_BYTES,
+                         max_depth=MAX_JSON_DEPTH, any_number=True)
     if not isinstance(document, dict):
         refusals.add(codes.HARNESS_MANIFEST_TYPE, f"{source}: expected an object, got "
                                                   f"{describe_value(document)}")
@@ -211,6 +217,11 @@ class _Reader:
 
     def path_list(self, value: object, key: str) -> tuple[str, ...] | None:
         items = [value] if isinstance(value, str) else value
+        if isinstance(items, list) and len(items) > MAX_COMPONENT_PATHS:
+            self.refusals.add(codes.HARNESS_LIMIT,
+                              f"{self.source}: {key}: {len(items)} paths, at most "
+                              f"{MAX_COMPONENT_PATHS} (a bundle holds at most 10,000 files)")
+            return None
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             self.wrong(key, "a ./path or an array of ./paths", value)
             return None

@@ -2,6 +2,10 @@
 skills, commands, agents, hooks and MCP servers in their default places and wherever the
 manifest points. Pure: it sees files through `PluginFiles`, so a workspace, a staged copy and
 a zip are read by the same code.
+
+Work is budgeted by input size (docs/threat-model.md, "Work budgets"): the file list is indexed
+once (`FileIndex`), each manifest path is a lookup, each component file is read and its
+frontmatter parsed once per read of the plugin, under the frontmatter reader's budgets.
 """
 
 from __future__ import annotations
@@ -16,13 +20,19 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.harness import frontmatter as fm
 from horon_bundle.model.harness.catalogue import Catalogue, Component
-from horon_bundle.model.harness.hooks import Hook, events_map, hooks_from_file
+from horon_bundle.model.harness.file_index import FileIndex
+from horon_bundle.model.harness.hooks import Hook, count_hooks, events_map, hooks_from_file
 from horon_bundle.model.harness.layout import (
     COMPONENT_DEFAULTS,
     HOOKS_DEFAULT,
     MANIFEST_DIRS,
     MANIFEST_FILE,
+    MAX_COMMAND_TEXT,
+    MAX_HOOKS,
     MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_RUN_JSON_BYTES,
+    MAX_SERVERS,
     MAX_TEXT_BYTES,
     MCP_DEFAULT,
 )
@@ -55,9 +65,21 @@ class PluginContents:
     catalogue: Catalogue
 
 
-def is_directory(files: Mapping[str, Any], path: str) -> bool:
-    prefix = f"{path}/" if path else ""
-    return any(name.startswith(prefix) for name in files)
+@dataclass(slots=True)
+class _Plugin:
+    """One read of a plugin: its files (taken once: a view may build the mapping per access),
+    their index, and each component file's frontmatter, read once however often it is named."""
+
+    source: PluginFiles
+    files: Mapping[str, FileInfo]
+    index: FileIndex
+    warnings: Findings
+    frontmatter: fm.FrontmatterReader
+    read: dict[str, fm.Frontmatter]
+    json_bytes: int = 0  # JSON parsed so far, within MAX_RUN_JSON_BYTES
+
+    def read_small(self, path: str, limit: int) -> bytes:
+        return self.source.read_small(path, limit)
 
 
 def read_plugin(source: PluginFiles, *, refusals: Findings, warnings: Findings,
@@ -66,18 +88,22 @@ def read_plugin(source: PluginFiles, *, refusals: Findings, warnings: Findings,
 
     `entry` is the plugin's marketplace entry, if it was listed in one: the host takes the
     metadata a plugin without a manifest lacks from it (plugin.json wins where both say)."""
-    manifest = _manifest(source, refusals, warnings, entry)
+    files = source.files
+    plugin = _Plugin(source=source, files=files, index=FileIndex(files), warnings=warnings,
+                     frontmatter=fm.FrontmatterReader(), read={})
+    manifest = _manifest(plugin, refusals, warnings, entry)
     if manifest is None:
         return None
     before = len(refusals)
-    skills = _skills(source, manifest, refusals, warnings)
-    commands = _markdown_components(source, manifest, "commands", refusals, warnings)
-    agents = _markdown_components(source, manifest, "agents", refusals, warnings)
-    hooks = _hooks(source, manifest, refusals, warnings)
-    servers = _servers(source, manifest, refusals, warnings)
+    skills = _skills(plugin, manifest, refusals)
+    commands = _markdown_components(plugin, manifest, "commands", refusals)
+    agents = _markdown_components(plugin, manifest, "agents", refusals)
+    hooks = _hooks(plugin, manifest, refusals, warnings)
+    servers = _servers(plugin, manifest, refusals, warnings)
+    _command_text(hooks, servers, refusals)
     if len(refusals) > before:
         return None
-    found = [p for p in _manifest_paths() if p in source.files]
+    found = [p for p in _manifest_paths() if p in files]
     catalogue = Catalogue(
         name=manifest.name, version=manifest.version or "", description=manifest.description,
         manifests=tuple(found), hosts=tuple(MANIFEST_DIRS[p.split("/")[0]] for p in found),
@@ -90,16 +116,25 @@ def _manifest_paths() -> list[str]:
     return [f"{directory}/{MANIFEST_FILE}" for directory in MANIFEST_DIRS]
 
 
-def _json(source: PluginFiles, path: str, refusals: Findings) -> object | None:
+def _json(source: _Plugin, path: str, refusals: Findings) -> object | None:
+    size = source.files[path].size
+    if source.json_bytes + size > MAX_RUN_JSON_BYTES:
+        if source.json_bytes <= MAX_RUN_JSON_BYTES:  # said once; no JSON file is read after
+            refusals.add(codes.HARNESS_LIMIT,
+                         f"{path}: {size} bytes would take the plugin's JSON files over "
+                         f"{MAX_RUN_JSON_BYTES} bytes together; it and the rest are not read")
+        source.json_bytes = MAX_RUN_JSON_BYTES + 1
+        return None
+    source.json_bytes += size
     try:
         return read_json(source.read_small(path, MAX_JSON_BYTES), source=path,
-                         max_bytes=MAX_JSON_BYTES, any_number=True)
+                         max_bytes=MAX_JSON_BYTES, max_depth=MAX_JSON_DEPTH, any_number=True)
     except Refused as exc:
         refusals.extend(exc.findings)
         return None
 
 
-def _manifest(source: PluginFiles, refusals: Findings, warnings: Findings,
+def _manifest(source: _Plugin, refusals: Findings, warnings: Findings,
               entry: dict[str, Any] | None) -> PluginManifest | None:
     found = [p for p in _manifest_paths() if p in source.files]
     if not found:
@@ -136,106 +171,166 @@ def _manifest(source: PluginFiles, refusals: Findings, warnings: Findings,
     return first
 
 
-def _component_roots(source: PluginFiles, manifest: PluginManifest, kind: str,
+def _component_roots(source: _Plugin, manifest: PluginManifest, kind: str,
                      refusals: Findings) -> list[str]:
-    roots = []
+    """The directories and files a kind is read from, each once (a set: a list naming one path
+    400,000 times is 400,000 lookups, not 400,000 scans)."""
+    roots: dict[str, None] = {}
     default = COMPONENT_DEFAULTS[kind]
-    if is_directory(source.files, default):
-        roots.append(default)
+    if source.index.is_directory(default):
+        roots[default] = None
+    missing: set[str] = set()
     for path in manifest.paths_of(kind):
-        if path not in source.files and not is_directory(source.files, path):
+        if path in roots or path in missing:
+            continue
+        if not source.index.exists(path):
+            missing.add(path)
             refusals.add(codes.HARNESS_PATH_MISSING,
                          f"plugin.json {kind}: ./{path} does not exist in the plugin")
-        elif path not in roots:
-            roots.append(path)
-    return roots
+        else:
+            roots[path] = None
+    return list(roots)
 
 
-def _read_frontmatter(source: PluginFiles, path: str, warnings: Findings) -> fm.Frontmatter:
+def _read_frontmatter(source: _Plugin, path: str) -> fm.Frontmatter:
+    """`path`'s frontmatter, read once per read of the plugin (a file two roots or two kinds
+    name is parsed, and warned about, once)."""
+    parsed = source.read.get(path)
+    if parsed is not None:
+        return parsed
     if source.files[path].size > MAX_TEXT_BYTES:
         parsed = fm.Frontmatter({}, fm.NONE, f"larger than {MAX_TEXT_BYTES} bytes")
     else:
-        parsed = fm.parse_markdown(source.read_small(path, MAX_TEXT_BYTES))
+        parsed = source.frontmatter.parse_markdown(source.read_small(path, MAX_TEXT_BYTES))
     if parsed.problem is not None:
         how = "read line by line" if parsed.read_as == fm.LINE_WISE else "no frontmatter read"
-        warnings.add(codes.HARNESS_FRONTMATTER, f"{path}: {parsed.problem} ({how})")
+        source.warnings.add(codes.HARNESS_FRONTMATTER, f"{path}: {parsed.problem} ({how})")
+    source.read[path] = parsed
     return parsed
 
 
-def _skills(source: PluginFiles, manifest: PluginManifest, refusals: Findings,
-            warnings: Findings) -> list[Component]:
+def _skills(source: _Plugin, manifest: PluginManifest, refusals: Findings) -> list[Component]:
     found: dict[str, Component] = {}
     for root in _component_roots(source, manifest, "skills", refusals):
         direct = posixpath.join(root, "SKILL.md") if root else "SKILL.md"
-        if direct in source.files:
+        if direct in source.index:
             candidates = [direct]
         else:
-            prefix = f"{root}/" if root else ""
-            candidates = sorted(p for p in source.files if p.startswith(prefix)
-                                and p.count("/") == prefix.count("/") + 1
-                                and p.endswith("/SKILL.md"))
+            depth = root.count("/") + 2 if root else 1  # the slashes of <root>/<id>/SKILL.md
+            candidates = [p for p in source.index.under(root)
+                          if p.count("/") == depth and p.endswith("/SKILL.md")]
         for path in candidates:
+            if path in found:
+                continue
             directory = posixpath.dirname(path)
             skill_id = posixpath.basename(directory) if directory else manifest.name
-            parsed = _read_frontmatter(source, path, warnings)
-            found.setdefault(path, Component(id=skill_id, path=path,
-                                             frontmatter=parsed.values, read_as=parsed.read_as))
+            parsed = _read_frontmatter(source, path)
+            found[path] = Component(id=skill_id, path=path, frontmatter=parsed.values,
+                                    read_as=parsed.read_as)
     return sorted(found.values(), key=lambda c: c.path)
 
 
-def _markdown_components(source: PluginFiles, manifest: PluginManifest, kind: str,
-                         refusals: Findings, warnings: Findings) -> list[Component]:
+def _markdown_components(source: _Plugin, manifest: PluginManifest, kind: str,
+                         refusals: Findings) -> list[Component]:
     found: dict[str, Component] = {}
     for root in _component_roots(source, manifest, kind, refusals):
-        if root in source.files:
+        if root in source.index:
             candidates = [root] if root.endswith(".md") else []
         else:
-            prefix = f"{root}/" if root else ""
-            candidates = sorted(p for p in source.files
-                                if p.startswith(prefix) and p.endswith(".md"))
+            candidates = [p for p in source.index.under(root) if p.endswith(".md")]
         for path in candidates:
-            parsed = _read_frontmatter(source, path, warnings)
+            if path in found:
+                continue
+            parsed = _read_frontmatter(source, path)
             stem = posixpath.basename(path)[:-3]
-            found.setdefault(path, Component(id=parsed.text("name") or stem, path=path,
-                                             frontmatter=parsed.values, read_as=parsed.read_as))
+            found[path] = Component(id=parsed.text("name") or stem, path=path,
+                                    frontmatter=parsed.values, read_as=parsed.read_as)
     return sorted(found.values(), key=lambda c: c.path)
 
 
-def _config_files(source: PluginFiles, manifest: PluginManifest, key: str,
+def _config_files(source: _Plugin, manifest: PluginManifest, key: str,
                   default: str, refusals: Findings) -> list[str]:
-    paths = [default] if default in source.files else []
+    paths: dict[str, None] = {default: None} if default in source.index else {}
+    missing: set[str] = set()
     for path in manifest.paths_of(key):
-        if path not in source.files:
+        if path in paths or path in missing:
+            continue
+        if path not in source.index:
+            missing.add(path)
             refusals.add(codes.HARNESS_PATH_MISSING,
                          f"plugin.json {key}: ./{path} is not a file in the plugin")
-        elif path not in paths:
-            paths.append(path)
-    return paths
+        else:
+            paths[path] = None
+    return list(paths)
 
 
-def _hooks(source: PluginFiles, manifest: PluginManifest, refusals: Findings,
+def _hooks(source: _Plugin, manifest: PluginManifest, refusals: Findings,
            warnings: Findings) -> list[Hook]:
     hooks: list[Hook] = []
+    declared = 0
+    documents: list[tuple[str, object, bool]] = []  # (where from, document, inline)
     for path in _config_files(source, manifest, "hooks", HOOKS_DEFAULT, refusals):
         document = _json(source, path, refusals)
         if document is not None:
-            hooks += hooks_from_file(document, source=path, refusals=refusals,
-                                     warnings=warnings)
+            documents.append((path, document, False))
     if "hooks" in manifest.inline:
-        hooks += events_map(manifest.inline["hooks"], source="plugin.json", where="hooks",
-                            refusals=refusals, warnings=warnings)
+        documents.append(("plugin.json", manifest.inline["hooks"], True))
+    for where, document, inline in documents:
+        declared += count_hooks(document if inline else _get(document, "hooks"))
+        if declared > MAX_HOOKS:
+            refusals.add(codes.HARNESS_LIMIT, f"{where}: the plugin declares more than "
+                                              f"{MAX_HOOKS} events, matcher groups and hooks; "
+                                              "not read")
+            return []
+        if inline:
+            hooks += events_map(document, source=where, where="hooks",  # type: ignore[arg-type]
+                                refusals=refusals, warnings=warnings)
+        else:
+            hooks += hooks_from_file(document, source=where, refusals=refusals,
+                                     warnings=warnings)
     return hooks
 
 
-def _servers(source: PluginFiles, manifest: PluginManifest, refusals: Findings,
+def _servers(source: _Plugin, manifest: PluginManifest, refusals: Findings,
              warnings: Findings) -> list[McpServer]:
     servers: list[McpServer] = []
+    declared = 0
+    documents: list[tuple[str, object, bool]] = []
     for path in _config_files(source, manifest, "mcpServers", MCP_DEFAULT, refusals):
         document = _json(source, path, refusals)
         if document is not None:
-            servers += servers_from_file(document, source=path, refusals=refusals,
-                                         warnings=warnings)
+            documents.append((path, document, False))
     if "mcpServers" in manifest.inline:
-        servers += servers_map(manifest.inline["mcpServers"], source="plugin.json",
-                               refusals=refusals, warnings=warnings)
+        documents.append(("plugin.json", manifest.inline["mcpServers"], True))
+    for where, document, inline in documents:
+        served = document if inline or not isinstance(document, dict) \
+            or "mcpServers" not in document else document["mcpServers"]
+        declared += len(served) if isinstance(served, dict) else 0
+        if declared > MAX_SERVERS:
+            refusals.add(codes.HARNESS_LIMIT, f"{where}: the plugin declares more than "
+                                              f"{MAX_SERVERS} MCP servers; not read")
+            return []
+        if inline:
+            servers += servers_map(document, source=where, refusals=refusals,
+                                   warnings=warnings)
+        else:
+            servers += servers_from_file(document, source=where, refusals=refusals,
+                                         warnings=warnings)
     return sorted(servers, key=lambda s: (s.name, s.source))
+
+
+def _get(document: object, key: str) -> object:
+    return document.get(key) if isinstance(document, dict) else None
+
+
+def _command_text(hooks: list[Hook], servers: list[McpServer], refusals: Findings) -> None:
+    """The hook and server strings lint lexes as shell, within their budget (before it)."""
+    total = 0
+    for hook in hooks:
+        total += sum(len(value) for value in hook.strings())
+    for server in servers:
+        total += sum(len(value) for _key, value in server.strings())
+    if total > MAX_COMMAND_TEXT:
+        refusals.add(codes.HARNESS_LIMIT,
+                     f"the hooks' and MCP servers' commands, arguments and headers hold "
+                     f"{total} characters, at most {MAX_COMMAND_TEXT}; not read")

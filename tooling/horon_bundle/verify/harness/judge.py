@@ -23,6 +23,7 @@ from horon_bundle.model.harness.layout import (
     CHECKSUMS_NAME,
     ENTRY_NAME,
     MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
     PROVENANCE_NAME,
     REQUIRED,
     RESERVED,
@@ -32,7 +33,7 @@ from horon_bundle.model.harness.profile import HostProfile, shipped_profiles
 from horon_bundle.model.harness.reader import FileInfo, PluginContents, read_plugin
 from horon_bundle.model.harness.statement import MAX_STATEMENT_BYTES, parse_harness_statement
 from horon_bundle.rules.harness_events import judge_events
-from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, lint, promote
+from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, condense, lint, promote
 from horon_bundle.verify.check_table import (
     CheckRow,
     CheckTable,
@@ -47,13 +48,14 @@ from horon_bundle.verify.reading.interface import BundleSource
 
 @dataclass(slots=True)
 class PluginView:
-    """The plugin's own files of a bundle source: everything but the reserved root files."""
+    """The plugin's own files of a bundle source: everything but the reserved root files
+    (taken once: the readers ask for them per path)."""
 
     source: BundleSource
+    files: Mapping[str, FileInfo] = field(init=False)
 
-    @property
-    def files(self) -> Mapping[str, FileInfo]:
-        return {p: f for p, f in self.source.files.items() if p not in RESERVED}
+    def __post_init__(self) -> None:
+        self.files = {p: f for p, f in self.source.files.items() if p not in RESERVED}
 
     def read_small(self, path: str, limit: int) -> bytes:
         return self.source.read_small(path, limit)
@@ -80,16 +82,19 @@ class HarnessContext:
     listed: dict[str, str] | None = None  # SHA256SUMS parsed (checksums.format)
     contents: PluginContents | None = None  # the plugin as its host reads it (harness.plugin)
     profiles: tuple[HostProfile, ...] = ()  # the shipped host profiles (harness.events)
+    _view: PluginView | None = None
 
     @property
     def view(self) -> PluginView:
-        return PluginView(self.source)
+        if self._view is None:
+            self._view = PluginView(self.source)
+        return self._view
 
 
 def _graded(refusals: list[Finding], warnings: list[Finding], options: HarnessOptions, *,
             note: str = "") -> Judged:
     promoted, kept = promote(Findings(list(warnings)), strict=options.strict, host=options.host)
-    return Judged([*refusals, *promoted], warnings=kept, note=note)
+    return Judged(condense([*refusals, *promoted]), warnings=condense(kept), note=note)
 
 
 def check_file_types(ctx: HarnessContext) -> Verdict:
@@ -180,7 +185,7 @@ def _entry(source: BundleSource) -> dict[str, object] | None:
     if ENTRY_NAME not in source.files:
         return None
     document = read_json(source.read_small(ENTRY_NAME, MAX_JSON_BYTES), source=ENTRY_NAME,
-                         max_bytes=MAX_JSON_BYTES, any_number=True)
+                         max_bytes=MAX_JSON_BYTES, max_depth=MAX_JSON_DEPTH, any_number=True)
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
         raise Refused.one(codes.MARKETPLACE_INVALID,
                           f"{ENTRY_NAME}: expected a marketplace entry with a name")
