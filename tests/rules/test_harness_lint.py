@@ -71,6 +71,16 @@ def _shell(text: str) -> tuple[set[str], set[str], set[str]]:
     "awk 'BEGIN { print ENVIRON[\"GH_TOKEN\"] }'",
     "jq -n '$ENV.GH_TOKEN'",
     "jq -rn 'env.GH_TOKEN'",
+    "if printenv GH_TOKEN; then :; fi",
+    "while ! printenv GH_TOKEN; do sleep 1; done",
+    "{ printenv GH_TOKEN; }",
+    "function leak { printenv GH_TOKEN; }",
+    "leak() { printenv GH_TOKEN; }",
+    "case $x in a) printenv GH_TOKEN;; esac",
+    "for i in 1; do printenv GH_TOKEN; done",
+    "cat <(printenv GH_TOKEN)",
+    "alias p=printenv\np GH_TOKEN",
+    "find . -maxdepth 0 -exec printenv GH_TOKEN \\;",
 ])
 def test_a_shell_command_reading_a_credential_is_seen(command: str) -> None:
     names, _dumps, _computed = _shell(command)
@@ -141,6 +151,11 @@ PYTHON_READS = [
     "import os\nos.execvp('printenv', ['printenv', 'GH_TOKEN'])",
     "import sys\nsys.modules.get('os').environ['GH_TOKEN']",
     "exec('import os\\nprint(os.environ[\"GH_TOKEN\"])')",
+    "import os\nglobals()['os'].getenv('GH_TOKEN')",
+    "__builtins__.__import__('os').environ['GH_TOKEN']",
+    "import os\nos.environ._data[b'GH_TOKEN']",
+    "import subprocess, shlex\nsubprocess.run(shlex.split('printenv GH_TOKEN'))",
+    "import subprocess\nsubprocess.run('printenv GH_TOKEN'.split())",
 ]
 
 
@@ -187,6 +202,7 @@ def test_python_that_does_not_parse_is_read_by_its_patterns() -> None:
     "const { GH_TOKEN: t } = process.env", "const { env } = process; env.GH_TOKEN",
     "Deno.env.get('GH_TOKEN')", "Bun.env.GH_TOKEN", "ENV.fetch('GH_TOKEN')",
     "$ENV{GH_TOKEN}", "os.Getenv(\"GH_TOKEN\")", "execSync('printenv GH_TOKEN')",
+    "process[`env`].GH_TOKEN", "Reflect.get(process.env, 'GH_TOKEN')",
 ])
 def test_other_languages_are_read_by_patterns_over_decoded_text(script: str) -> None:
     assert "GH_TOKEN" in reads_of(script, "other", Budget()).names
@@ -224,7 +240,7 @@ ASK = '{"hookSpecificOutput": {"permissionDecision": "ask"}}'
 ])
 def test_an_ask_answer_is_seen_however_it_is_escaped(text: str, kind: str) -> None:
     reads = reads_of(text, kind, Budget())
-    assert permission_answers(reads.strings) == (True, {"ask"}), reads.strings
+    assert permission_answers(reads.strings)[:2] == (True, {"ask"}), reads.strings
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -234,7 +250,7 @@ def test_an_ask_answer_is_seen_however_it_is_escaped(text: str, kind: str) -> No
      "other"),
 ])
 def test_an_answer_made_at_run_time_is_named_but_not_judged(text: str, kind: str) -> None:
-    assert permission_answers(reads_of(text, kind, Budget()).strings) == (True, set())
+    assert permission_answers(reads_of(text, kind, Budget()).strings)[:2] == (True, set())
 
 
 @pytest.mark.parametrize(("script", "answers", "computed"), [
@@ -258,12 +274,26 @@ def test_a_python_answer_is_followed_through_its_names(
     assert (reads.answers, reads.answer_computed) == (answers, computed)
 
 
+@pytest.mark.parametrize(("script", "answers", "computed"), [
+    ('d=deny\necho "{\\"permissionDecision\\": \\"$d\\"}"', {"deny"}, False),
+    ('d=ask\necho "{\\"permissionDecision\\": \\"${d}\\"}"', {"ask"}, False),
+    ('d=$(decide)\nx=deny\necho "{\\"permissionDecision\\": \\"$d\\"}"', set(), True),
+    ("printf '{\"permissionDecision\":\"%s\"}' deny", {"deny"}, False),
+    ("printf '{\"permissionDecision\":\"%s\"}' \"$(decide)\"", set(), True),
+    ("read d\nprintf '{\"permissionDecision\":\"%s\"}' \"$d\"", set(), True),
+])
+def test_a_shell_answer_is_followed_to_the_values_its_variable_is_given(
+        script: str, answers: set[str], computed: bool) -> None:
+    reads = reads_of(script, "shell", Budget())
+    assert permission_answers(reads.strings, reads.assigned) == (True, answers, computed)
+
+
 def test_allow_and_deny_answers_and_no_mention() -> None:
     guard = ("printf '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\"}}'\n"
              "printf '{\"hookSpecificOutput\":{\"permissionDecision\":\"deny\"}}'\n")
-    assert permission_answers(reads_of(guard, "shell", Budget()).strings) == (
+    assert permission_answers(reads_of(guard, "shell", Budget()).strings)[:2] == (
         True, {"allow", "deny"})
-    assert permission_answers(["ask", "nothing else"]) == (False, {"ask"})
+    assert permission_answers(["ask", "nothing else"]) == (False, {"ask"}, False)
 
 
 def test_the_decoders() -> None:

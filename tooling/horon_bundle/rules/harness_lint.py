@@ -229,6 +229,8 @@ def _scripts(reached: Mapping[str, list[str]], files: Mapping[str, Any],
         together.strings.extend(reads.strings)
         together.answers |= reads.answers
         together.answer_computed |= reads.answer_computed
+        for name, values in reads.assigned.items():
+            together.assigned.setdefault(name, set()).update(values)
     for origin, together in answered.items():
         users = reached[origin]
         run_by = users[0] + (f" and {len(users) - 1} more" if len(users) > 1 else "")
@@ -315,15 +317,16 @@ def _answers(where: str, reads: Reads, result: LintResult,
              profiles: Sequence[HostProfile]) -> None:
     """permission-ask when "ask" is among the answers; unjudged when the key is named and its
     value is made at run time, or no answer is given at all."""
-    mentions, answers = permission_answers(reads.strings)
+    mentions, answers, computed = permission_answers(reads.strings, reads.assigned)
     answers |= reads.answers
-    if not (mentions or answers or reads.answer_computed):
+    computed = computed or reads.answer_computed
+    if not (mentions or answers or computed):
         return
     if "ask" in answers:
         code = codes.HOOK_PERMISSION_ASK
         result.warnings.add(code, f"{where}: answers permissionDecision \"ask\""
                                   f"{_matters(code.name, profiles)}")
-    elif reads.answer_computed or not answers:
+    elif computed or not answers:
         _unjudged(where, "sets permissionDecision to a value made when it runs (no literal "
                          "allow, deny or ask): lint cannot tell its answer", result, profiles)
 

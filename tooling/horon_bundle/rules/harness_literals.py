@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from horon_bundle.rules.harness_reads import Reads
 from horon_bundle.rules.harness_shell import EXPANSION, read_shell
@@ -30,14 +30,15 @@ MAX_ALIASES = 16  # names of the environment object followed through a script
 KEY = "permissionDecision"
 ANSWERS = frozenset({"allow", "deny", "ask"})
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
-_PAIR = re.compile(r"permissionDecision[\"'\\]*\s*[:=,]\s*[\"'\\]*([A-Za-z]+)")
+# the key and the value after it: a word, or what a shell or a format fills in at run time
+_PAIR = re.compile(r"permissionDecision[\"'\\]*\s*[:=,]\s*[\"'\\]*([A-Za-z]+|[$`][^\"'\s,}]*)")
 _JS_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u\{([0-9A-Fa-f]{1,6})\}|u([0-9A-Fa-f]{4}))")
 _JOINED = re.compile(r"(\"|')((?:(?!\1)[^\\\n]|\\.)*)\1\s*\+\s*(\"|')((?:(?!\3)[^\\\n]|\\.)*)\3")
 _LITERAL = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|`((?:[^`\\]|\\.)*)`",
                       re.DOTALL)
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
 _QUOTED_NAME = r"\s*['\"`]" + _NAME + r"['\"`]\s*"
-_ENV_OBJECTS = (r"process\.env", r"process\[\s*['\"]env['\"]\s*\]", r"Bun\.env",
+_ENV_OBJECTS = (r"process\.env", r"process\[\s*['\"`]env['\"`]\s*\]", r"Bun\.env",
                 r"import\.meta\.env", r"Deno\.env\.toObject\(\s*\)")
 ENV_READS = (  # (pattern, is shell syntax): each captures the variable's name
     (EXPANSION, True),  # shell, also inside hook command lines and headers
@@ -47,6 +48,8 @@ ENV_READS = (  # (pattern, is shell syntax): each captures the variable's name
     (re.compile(r"(?:" + "|".join(_ENV_OBJECTS) + r")\s*(?:\?\.)?\[" + _QUOTED_NAME + r"\]"),
      False),
     (re.compile(r"Deno\.env\.get\(" + _QUOTED_NAME), False),
+    (re.compile(r"Reflect\.get\(\s*(?:" + "|".join(_ENV_OBJECTS) + r")\s*," + _QUOTED_NAME),
+     False),
     (re.compile(r"ENV(?:\.fetch\(|\[)" + _QUOTED_NAME), False),  # Ruby
     (re.compile(r"\$ENV\{\s*['\"]?" + _NAME), False),  # Perl
     (re.compile(r"\$_(?:ENV|SERVER)\[" + _QUOTED_NAME), False),  # PHP
@@ -109,10 +112,15 @@ def js_decoded(text: str) -> str:
     return text
 
 
-def permission_answers(strings: Iterable[str]) -> tuple[bool, set[str]]:
-    """(whether the strings name permissionDecision, the answers among them), each string
-    taken as written and decoded."""
-    mentions, answers = False, set()
+def permission_answers(strings: Iterable[str],
+                       assigned: Mapping[str, set[str | None]] | None = None,
+                       ) -> tuple[bool, set[str], bool]:
+    """(whether the strings name permissionDecision, the answers among them, whether a value
+    of the key is filled in at run time), each string taken as written and decoded. A value
+    `$d` or `${d}` is every value the shell text assigns to `d` (`assigned`), if it spells
+    them all; otherwise it, like `` `…` ``, is made at run time."""
+    mentions, answers, computed = False, set(), False
+    assigned = assigned or {}
     for text in strings:
         variants = {text}
         if "\\" in text:
@@ -123,9 +131,15 @@ def permission_answers(strings: Iterable[str]) -> tuple[bool, set[str]]:
                 answers.add(variant)
             if KEY in variant:
                 mentions = True
-                answers.update(m.group(1) for m in _PAIR.finditer(variant)
-                               if m.group(1) in ANSWERS)
-    return mentions, answers
+                for match in _PAIR.finditer(variant):
+                    value = match.group(1)
+                    if value[0] in "$`":
+                        values = assigned.get(value.strip("${}`"), {None})
+                        answers.update(v for v in values if v is not None)
+                        computed = computed or None in values
+                    elif value in ANSWERS:
+                        answers.add(value)
+    return mentions, answers, computed
 
 
 def read_patterns(text: str, reads: Reads, *, expansions: bool, depth: int = 0) -> None:

@@ -36,7 +36,7 @@ _ATTRIBUTES = {
                             "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn",
                             "posix_spawnp"), "exec")},
     "environ": {"get": "getenv", "pop": "getenv", "setdefault": "getenv",
-                "__getitem__": "getenv"},
+                "__getitem__": "getenv", "_data": "environ"},
     "sys": {"modules": "modules"},
     "importlib": {"import_module": "importer"},
     "subprocess": {**dict.fromkeys(("run", "call", "check_call", "check_output", "Popen"),
@@ -44,7 +44,8 @@ _ATTRIBUTES = {
                    "getoutput": "shell", "getstatusoutput": "shell"},
     "builtins": {"getattr": "getattr", "vars": "vars", "__import__": "importer"},
 }
-_BUILTINS = {"getattr": "getattr", "vars": "vars", "__import__": "importer"}
+_BUILTINS = {"getattr": "getattr", "vars": "vars", "__import__": "importer",
+             "__builtins__": "builtins", "globals": "scope", "locals": "scope"}
 _DUMPERS = {"print", "str", "repr", "format", "dumps", "dump", "pprint", "pformat", "write",
             "writelines", "join", "list", "sorted", "tuple", "set"}
 _STR_METHODS = {"upper", "lower", "strip", "lstrip", "rstrip", "title", "casefold",
@@ -257,6 +258,8 @@ def _classify_one(node: ast.AST, kinds: dict[str, str], folded: dict[int, str],
         return _ATTRIBUTES.get(of(node.value) or "", {}).get(node.attr)
     if isinstance(node, ast.Subscript):
         base, name = of(node.value), folded.get(id(node.slice))
+        if base == "names" and name is not None:  # globals()["os"]
+            return kinds.get(name) or _BUILTINS.get(name)
         if base == "namespace" and name is not None:
             return _ATTRIBUTES["os"].get(name)
         if base == "modules" and name is not None:
@@ -274,7 +277,7 @@ def _classify_one(node: ast.AST, kinds: dict[str, str], folded: dict[int, str],
             and of(node.func.value) == "modules":  # sys.modules.get("os")
         return _MODULES.get(folded.get(id(node.args[0])) or "")
     if not node.args:
-        return None
+        return "names" if of(node.func) == "scope" else None
     func, first = of(node.func), node.args[0]
     if func == "importer":
         return _MODULES.get(folded.get(id(first)) or "")
@@ -357,6 +360,18 @@ class _Reader:
             argv = args[1:]
         elif isinstance(first, (ast.List, ast.Tuple)):
             argv = first.elts
+        elif isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
+                and first.func.attr == "split" and first.args[:1] != []:  # shlex.split("…")
+            text = self.folded.get(id(first.args[0]))
+            if text is not None:
+                read_shell(text, self.reads, self.depth + 1)
+            return
+        elif isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
+                and first.func.attr == "split":  # "printenv X".split()
+            text = self.folded.get(id(first.func.value))
+            if text is not None:
+                read_argv(text.split(), self.reads, self.depth + 1)
+            return
         else:
             text = self.folded.get(id(first))
             if text is not None:

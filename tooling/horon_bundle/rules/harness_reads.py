@@ -18,3 +18,5 @@ class Reads:
     unread: set[str] = field(default_factory=set)  # why some of it was read by patterns only
     answers: set[str] = field(default_factory=set)  # permissionDecision values set (Python)
     answer_computed: bool = False  # a permissionDecision value made at run time (Python)
+    assigned: dict[str, set[str | None]] = field(default_factory=dict)  # shell NAME=value
+    # (None: a value made at run time), so `"$d"` in an answer is followed to its values

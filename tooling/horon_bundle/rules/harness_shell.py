@@ -46,6 +46,10 @@ _SCRIPTING = {"node": "js", "nodejs": "js", "deno": "js", "bun": "js", "tsx": "j
 _CODE_FLAGS = {"-c", "-e", "--eval", "-p", "--print", "-E", "-r", "eval"}
 _DUMP_BUILTINS = {"export": {"-p", "-x", "-px", "-xp"}, "declare": {"-p", "-x", "-px", "-xp"},
                   "typeset": {"-p", "-x", "-px", "-xp"}, "set": set(), "env": set()}
+_KEYWORDS = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+             "time", "for", "case", "esac", "select", "in", "function", "coproc"}
+_HEADERS = {"for", "case", "select", "in", "esac"}
+_SETTERS = {"export", "local", "readonly", "declare", "typeset"}
 _FILTERS = {"awk", "gawk", "mawk", "nawk", "busybox-awk", "jq", "gojq", "yq"}
 _FILTER_VALUED = {"-v", "-F", "-f", "--arg", "--argjson", "--slurpfile", "--rawfile",
                   "--indent", "-L"}
@@ -53,9 +57,11 @@ _LANGUAGES = {**dict.fromkeys(SHELLS, "shell"), **_SCRIPTING}
 _PRINTERS = {"echo", "printf", "cat"}  # what they print is their arguments or their input
 
 
-def read_shell(text: str, reads: Reads | None = None, depth: int = 0) -> Reads:
+def read_shell(text: str, reads: Reads | None = None, depth: int = 0,
+               aliases: dict[str, str] | None = None) -> Reads:
     """What `text` (a command line or a script) reads, by its normalised commands."""
     reads = reads if reads is not None else Reads()
+    aliases = aliases if aliases is not None else {}
     if PROC_ENVIRON.search(text):
         reads.dumps.add("/proc/…/environ")
     reads.names.update(match.group(1) for match in EXPANSION.finditer(text))
@@ -63,11 +69,14 @@ def read_shell(text: str, reads: Reads | None = None, depth: int = 0) -> Reads:
         reads.computed.add("${!…}")
     previous: Command | None = None
     for command in commands(text):
-        words = [word.text for word in command.words]
+        words = _expand_alias(_without_keywords([word.text for word in command.words]),
+                              aliases)
         reads.strings.extend(words)
         reads.strings.extend(command.stdin)
-        if len(words) > 2:  # what echo or printf prints: its arguments, joined
+        if len(words) > 2:  # what echo prints: its arguments, joined; printf's below
             reads.strings.append(" ".join(words[1:]))
+        if words and program_name(words[0]) == "printf":
+            reads.strings.append(printf_output(words[1:]))
         if any(PROC_ENVIRON.search(word) for word in (*words, *command.files)):
             reads.dumps.add("/proc/…/environ")
         if depth < MAX_NESTING:
@@ -78,8 +87,50 @@ def read_shell(text: str, reads: Reads | None = None, depth: int = 0) -> Reads:
         if command.piped:
             fed += _printed(previous)
         read_argv(words, reads, depth, stdin=fed)
+        _assignments(command, words, reads)
+        if words and words[0] == "alias":
+            for defined in words[1:]:
+                name, _is, value = defined.partition("=")
+                if _is:
+                    aliases[name] = value
         previous = command
     return reads
+
+
+def _assignments(command: Command, words: list[str], reads: Reads) -> None:
+    """Shell variables the command sets, with their values when the text spells them."""
+    raw = {word.text: word.raw for word in command.words}
+    head = [w.text for w in command.words]
+    setters = head[1:] if head and head[0] in _SETTERS else head
+    for word in setters:
+        if not _ASSIGNMENT.match(word):
+            break
+        name, value = word.split("=", 1)
+        made = "$" in raw.get(word, word) or "`" in raw.get(word, word)
+        reads.assigned.setdefault(name.rstrip("+"), set()).add(None if made else value)
+    if head and head[0] in ("read", "for", "select"):  # set from input or a list
+        names = [w for w in head[1:] if not w.startswith("-")] if head[0] == "read" \
+            else head[1:2]
+        for name in names:
+            reads.assigned.setdefault(name, set()).add(None)
+
+
+def _without_keywords(words: list[str]) -> list[str]:
+    """The command itself: reserved words before it (`if`, `then`, `!`, `{` …) dropped; the
+    head of `for`/`case`/`select` (its words are no command) dropped whole."""
+    index = 0
+    while index < len(words) and words[index] in _KEYWORDS:
+        if words[index] in _HEADERS:
+            return []
+        index += 2 if words[index] == "function" else 1  # function NAME { …
+    return words[index:]
+
+
+def _expand_alias(words: list[str], aliases: dict[str, str]) -> list[str]:
+    if not words or words[0] not in aliases:
+        return words
+    return [*(word.text for command in commands(aliases[words[0]])[:1]
+              for word in command.words), *words[1:]]
 
 
 def _printed(command: Command | None) -> list[str]:
@@ -88,13 +139,28 @@ def _printed(command: Command | None) -> list[str]:
     if command is None or not command.words:
         return []
     words = [word.text for word in command.words]
-    if program_name(words[0]) in _PRINTERS and not any(
+    program = program_name(words[0])
+    if program in _PRINTERS and not any(
             "$" in word.raw or "`" in word.raw for word in command.words[1:]):
+        if program == "printf":
+            return [printf_output(words[1:])]
         return [" ".join(w for w in words[1:] if not w.startswith("-")), *command.stdin]
     return [_UNKNOWN]
 
 
 _UNKNOWN = "\x00unknown"  # the output of a command lint does not read
+
+
+_CONVERSION = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?[a-zA-Z])")
+
+
+def printf_output(args: list[str]) -> str:
+    """What `printf FORMAT ARG…` prints, its escapes left for the decoders: each conversion
+    takes the next argument as written (`$d` stays `$d`: a value made at run time)."""
+    if not args:
+        return ""
+    given = iter(args[1:])
+    return _CONVERSION.sub(lambda m: "%" if m.group(0) == "%%" else next(given, ""), args[0])
 
 
 def program_name(word: str) -> str:
@@ -215,6 +281,12 @@ def _judge(program: str, args: list[str], reads: Reads, depth: int) -> None:
         code = _after_flag(args, _CODE_FLAGS)
         if code is not None:
             reads.code.append((_SCRIPTING[program], code))
+    elif program == "find":  # find … -exec COMMAND … ; runs COMMAND
+        for index, arg in enumerate(args):
+            if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = next((i for i in range(index + 1, len(args)) if args[i] in (";", "+")),
+                           len(args))
+                read_argv(args[index + 1:end], reads, depth + 1)
     elif program in _FILTERS:  # awk 'BEGIN{…}', jq '…': the program is the first operand
         index = 0
         while index < len(args) and args[index].startswith("-"):

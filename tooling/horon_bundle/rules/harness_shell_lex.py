@@ -20,8 +20,8 @@ _SUBSTITUTION = re.compile(r"\$\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)|`((?:[
 _DOUBLE_ESCAPE = re.compile(r'\\([$`"\\\n])')
 _TOKEN = re.compile(
     r"(?P<space>(?:[ \t\r\f\v]|\\\n)+)|(?P<newline>\n)|(?P<comment>#[^\n]*)"
+    r"|(?P<op>[<>]\(|&&|\|\||;;|\|&|[;&|()])"  # <( … ) runs a command like $( … )
     r"|(?P<heredoc><<-?(?!<))|(?P<redirect>\d*(?:<<<|>>|>&|<&|<>|>\||[<>]))"
-    r"|(?P<op>&&|\|\||;;|\|&|[;&|()])"
     rf"|(?P<word>(?:{_PIECE})+)|(?P<broken>['\"`\\].*)", re.DOTALL)
 _C_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})"
                        r"|0?([0-7]{1,3})|(.))", re.DOTALL)
@@ -98,6 +98,7 @@ def commands(text: str) -> list[Command]:
             if current.words or current.stdin:
                 found.append(current)
             current = Command(piped=token in ("|", "|&"))
+            pending = ""
             if kind == "newline":
                 for command, delimiter in heredocs:
                     body, position = _heredoc_body(text, position, delimiter)
