@@ -320,6 +320,7 @@ def test_any_text_in_any_language_reads_without_raising(text: str) -> None:
     ("'" + "\\" * 250_000, "shell"), ("x=1\n" * 16_000, "python"),
     ("'a'+" * 20_000 + "'a'", "python"), ('"a" + ' * 40_000 + "'a'", "other"),
     ('"\\u0061' * 40_000 + "permissionDecision", "other"), ("`" * 250_000, "other"),
+    ("alias p='" + "x " * 60_000 + "'\n" + "p\n" * 60_000, "shell"), ("p\n" * 130_000, "shell"),
 ])
 def test_hostile_text_within_the_budgets_reads_in_linear_time(text: str, kind: str) -> None:
     start = time.monotonic()

@@ -130,13 +130,18 @@ def _hooks_file(padding: int) -> bytes:
 
 @pytest.mark.slow
 def test_json_files_over_their_joint_budget_are_refused(tmp_path: Path) -> None:
-    files = {f"h/{index:02d}.json": _hooks_file(100_000) for index in range(64)}
+    """60 hook files of 1 MiB each, a 72 KB zip (entries up to 1 MiB have no ratio limit):
+    every one was parsed, 25 s here; now the fourth (after plugin.json and three) is refused
+    before it is parsed."""
+    files = {f"h/{index:02d}.json": _hooks_file((1 << 20) - 40) for index in range(60)}
     files[".claude-plugin/plugin.json"] = hostile_manifest()
     listed = {**files, ".claude-plugin/plugin.json": hostile_manifest(
-        hooks=[f"./h/{index:02d}.json" for index in range(64)])}
+        hooks=[f"./h/{index:02d}.json" for index in range(60)])}
     archive = assembled_zip(tmp_path / "amp-1.0.0.zip", listed, catalogue_of=files)
+    assert archive.stat().st_size < 100_000
     result = _refused_quickly(tmp_path, archive, "harness.limit")
-    assert "JSON files over 4194304 bytes together" in result.stderr
+    assert "h/03.json: 1048568 bytes would take the plugin's JSON files over 4194304 bytes" in (
+        result.stderr)
 
 
 @pytest.mark.parametrize(("hooks", "message"), [

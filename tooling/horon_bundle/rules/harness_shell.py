@@ -24,6 +24,7 @@ from horon_bundle.rules.harness_reads import Reads
 from horon_bundle.rules.harness_shell_lex import Command, commands, substitutions
 
 MAX_NESTING = 4  # sh -c "sh -c '…'", eval, $( … ) read again at most this deep
+MAX_ALIAS_WORDS = 8  # the words an alias stands for (a long one is cut: each use copies it)
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=", re.DOTALL)
 PROC_ENVIRON = re.compile(r"/proc/[^/\s]+/environ")
@@ -58,7 +59,7 @@ _PRINTERS = {"echo", "printf", "cat"}  # what they print is their arguments or t
 
 
 def read_shell(text: str, reads: Reads | None = None, depth: int = 0,
-               aliases: dict[str, str] | None = None) -> Reads:
+               aliases: dict[str, list[str]] | None = None) -> Reads:
     """What `text` (a command line or a script) reads, by its normalised commands."""
     reads = reads if reads is not None else Reads()
     aliases = aliases if aliases is not None else {}
@@ -69,8 +70,7 @@ def read_shell(text: str, reads: Reads | None = None, depth: int = 0,
         reads.computed.add("${!…}")
     previous: Command | None = None
     for command in commands(text):
-        words = _expand_alias(_without_keywords([word.text for word in command.words]),
-                              aliases)
+        words = _without_keywords([word.text for word in command.words])
         reads.strings.extend(words)
         reads.strings.extend(command.stdin)
         if len(words) > 2:  # what echo prints: its arguments, joined; printf's below
@@ -86,13 +86,14 @@ def read_shell(text: str, reads: Reads | None = None, depth: int = 0,
         fed = list(command.stdin)
         if command.piped:
             fed += _printed(previous)
-        read_argv(words, reads, depth, stdin=fed)
+        read_argv(_expand_alias(words, aliases), reads, depth, stdin=fed)
         _assignments(command, words, reads)
         if words and words[0] == "alias":
             for defined in words[1:]:
                 name, _is, value = defined.partition("=")
-                if _is:
-                    aliases[name] = value
+                if _is:  # lexed once; its first words stand for the alias wherever it is used
+                    aliases[name] = [word.text for command in commands(value)[:1]
+                                     for word in command.words[:MAX_ALIAS_WORDS]]
         previous = command
     return reads
 
@@ -126,11 +127,10 @@ def _without_keywords(words: list[str]) -> list[str]:
     return words[index:]
 
 
-def _expand_alias(words: list[str], aliases: dict[str, str]) -> list[str]:
+def _expand_alias(words: list[str], aliases: dict[str, list[str]]) -> list[str]:
     if not words or words[0] not in aliases:
         return words
-    return [*(word.text for command in commands(aliases[words[0]])[:1]
-              for word in command.words), *words[1:]]
+    return [*aliases[words[0]], *words[1:]]
 
 
 def _printed(command: Command | None) -> list[str]:
