@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from horon_bundle.core.errors import Findings
 from horon_bundle.model.harness import frontmatter as fm
@@ -24,6 +26,19 @@ def test_the_file_index_answers_by_lookup() -> None:
     assert index.under("") == ["a/b/c.md", "a/b0", "a/bc/d", "ab/x", "z"]
     assert index.exists("a/bc") and index.exists("z") and not index.exists("y")
     assert not FileIndex([]).is_directory("")
+
+
+_SEGMENT = st.text(alphabet="ab/0.-", min_size=1, max_size=3).filter(
+    lambda s: "//" not in s and not s.startswith("/") and not s.endswith("/"))
+
+
+@given(st.lists(_SEGMENT, max_size=12), _SEGMENT)
+def test_the_file_index_agrees_with_a_scan(paths: list[str], asked: str) -> None:
+    index = FileIndex(paths)
+    under = sorted(p for p in set(paths) if p.startswith(asked + "/"))
+    assert index.under(asked) == sorted(p for p in paths if p.startswith(asked + "/"))
+    assert index.is_directory(asked) == bool(under)
+    assert index.exists(asked) == (asked in paths or bool(under))
 
 
 def _block(body: str) -> bytes:
@@ -77,6 +92,15 @@ def test_bytes_are_charged_as_far_as_yaml_scanned() -> None:
     assert reader.spent_bytes < 100
     long = [_block(f"# {i}\nd: " + "w" * 60_000 + "\n") for i in range(10)]
     assert [reader.parse_markdown(b).read_as for b in long] == [fm.YAML] * 9 + [fm.NONE]
+
+
+def test_a_block_read_line_by_line_is_charged_whole() -> None:
+    """YAML that fails at its first character is then read line by line, all of it: a
+    plugin of such blocks spends its budget as fast as one of good YAML."""
+    reader = fm.FrontmatterReader()
+    bad = [_block(f"\tx: {i}\n" + "k: v\n" * 12_000) for i in range(12)]
+    read = [reader.parse_markdown(block).read_as for block in bad]
+    assert read == [fm.LINE_WISE] * 9 + [fm.NONE] * 3
 
 
 def test_line_wise_continuations_join_in_linear_time() -> None:

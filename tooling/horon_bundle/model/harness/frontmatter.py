@@ -35,7 +35,8 @@ MAX_NODES = 4096  # one block's nodes, composed and walked (aliases expand a sma
 MAX_DEPTH = 16  # block indentation levels and flow levels, each
 # per read of a plugin (every skill, command and agent together): about half a second of
 # PyYAML each, bytes counted as far as YAML scanned them (a block refused at its 17th bracket
-# costs 17); a real plugin uses a few hundred bytes and some twenty nodes per component
+# costs 17; one read line by line costs all of it); a real plugin uses a few hundred bytes
+# and some twenty nodes per component
 MAX_RUN_BYTES = 512 << 10
 MAX_RUN_NODES = 10_000
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)")
@@ -126,7 +127,8 @@ def parse_block(block: str) -> Frontmatter:
 
 def _parse(block: str, allowance: int) -> tuple[Frontmatter, int, int]:
     """The block read within `allowance` nodes; the nodes it took (composed, or walked where
-    aliases expand to more) and how many of its characters YAML scanned."""
+    aliases expand to more) and how many of its characters were read (as far as YAML scanned
+    them; all of them when it is read line by line)."""
     import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
 
     if not block.strip():
@@ -147,7 +149,7 @@ def _parse(block: str, allowance: int) -> tuple[Frontmatter, int, int]:
     except (yaml.YAMLError, _NotPlain) as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return (Frontmatter(_line_wise(block), LINE_WISE, problem[:160]), composed[0],
-                composed[1] or len(block))
+                len(block))  # read line by line: all of it
     return Frontmatter(values, YAML), max(composed[0], walked[0]), composed[1]
 
 
