@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from horon_bundle.core.errors import Refused
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT
+from horon_bundle.publish import preflight
 from horon_bundle.publish.destinations.file_store import FileStore
 from horon_bundle.publish.destinations.interface import ABSENT, PUBLISHED, FileAddress
 from horon_bundle.publish.preflight import (
@@ -25,6 +25,7 @@ from horon_bundle.publish.preflight import (
     check_harness_archive,
     declaration_findings,
 )
+from horon_bundle.verify import check_table
 from tests.conftest import BuiltExample
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
@@ -522,36 +523,30 @@ def test_a_declaration_found_twice_is_judged_once(tmp_path: Path,
          "a committed declaration must say 'unconfigured'", "")]
 
 
-@contextlib.contextmanager
-def _touched(path: Path) -> Iterator[None]:
-    """Another thread keeps setting `path`'s times (same bytes) while the block runs."""
-    stop = threading.Event()
+def _touched_while_checked(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Another process sets `path`'s times (same bytes) after its judge has read it and
+    before the checks end: the moment is made certain by doing it when the checks ask which
+    proving checks passed (a thread touching it now and then was a race the checks could
+    win on a fast or a loaded machine)."""
+    real = check_table.unproven
 
-    def touch() -> None:
-        second = 1_000_000_000
-        while not stop.is_set():
-            second += 1_000_000_000
-            os.utime(path, ns=(second, second))
-            stop.wait(0.001)
+    def unproven_after_a_touch(*args: Any, **kwargs: Any) -> Any:
+        later = path.stat().st_mtime_ns + 1_000_000_000
+        os.utime(path, ns=(later, later))
+        return real(*args, **kwargs)
 
-    toucher = threading.Thread(target=touch, name="toucher")
-    toucher.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        toucher.join()
+    monkeypatch.setattr(preflight, "unproven", unproven_after_a_touch)
 
 
-def test_a_harness_zip_touched_while_it_is_checked_is_integrity(tmp_path: Path,
-                                                                harness_build: Path) -> None:
+def test_a_harness_zip_touched_while_it_is_checked_is_integrity(
+        tmp_path: Path, harness_build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process keeps setting the zip's times while it is judged (same bytes): its
     identity after the checks is not the one before, so what was judged is not known to be
     what would be uploaded."""
     dist = _harness_dist(tmp_path / "dist", harness_build)
     archive = dist / HARNESS_ZIP
-    with _touched(archive):
-        item, problems = check_harness_archive(archive, None)
+    _touched_while_checked(monkeypatch, archive)
+    item, problems = check_harness_archive(archive, None)
     assert [(f.code.name, f.message) for f in problems] == [
         ("publish.integrity", f"{HARNESS_ZIP}: changed while it was being checked")]
     assert item is not None and item.digest.sha256 == _sha(archive)
@@ -642,11 +637,11 @@ def test_a_required_signer_judges_a_native_archives_signature_alone(
 
 
 def test_a_native_archive_touched_while_it_is_checked_is_integrity(
-        tmp_path: Path, example_release: BuiltExample) -> None:
+        tmp_path: Path, example_release: BuiltExample, monkeypatch: pytest.MonkeyPatch) -> None:
     dist = _native_dist(tmp_path / "dist", example_release)
     archive = dist / example_release.archive.name
-    with _touched(archive):
-        item, problems = check_archive(archive, None)
+    _touched_while_checked(monkeypatch, archive)
+    item, problems = check_archive(archive, None)
     assert [(f.code.name, f.message) for f in problems] == [
         ("publish.integrity", f"{archive.name}: changed while it was being checked")]
     assert item is not None and item.digest.sha256 == _sha(archive)
