@@ -21,6 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "plugin"
 FIXTURES = REPO / "tests" / "fixtures"
 HOST = "x86_64-unknown-linux-gnu"
+# Seconds after which a refusal that takes well under a second on an idle machine counts as a
+# hang or a blow-up (the inputs it bounds took minutes, or forever, before): generous, so that
+# a loaded machine under coverage never fails it. Speed itself is measured by `nox -s bench`.
+HANG_GUARD = 30.0
+# What a deadline test allows beyond the deadline it checks, for the same reason.
+LATE = 3.0
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.harness_support import nested_brackets_zip, repeated_path_zip
-from tests.helpers import assert_refused, cli, tree_snapshot
+from tests.helpers import HANG_GUARD, assert_refused, cli, tree_snapshot
 from tests.install_support import hb, home_state
 
-SECONDS = 10.0
+SECONDS = HANG_GUARD
 
 
 @pytest.mark.slow

@@ -33,7 +33,7 @@ from tests.harness_support import (
     write_json,
     write_plugin,
 )
-from tests.helpers import HOST, REPO, assert_refused, cli, tree_snapshot
+from tests.helpers import HANG_GUARD, HOST, REPO, assert_refused, cli, tree_snapshot
 from tests.publish_support import (
     Registry,
     Releases,
@@ -299,12 +299,12 @@ def test_the_hostile_zips_of_issue_20_are_judged_in_seconds(tmp_path: Path) -> N
     before = tree_snapshot(tmp_path)
     start = time.monotonic()
     result = cli("publish", refused, env=env)
-    assert time.monotonic() - start < 10.0
+    assert time.monotonic() - start < HANG_GUARD
     assert_refused(result, "harness.limit")
     assert tree_snapshot(tmp_path) == before
     warned = nested_brackets_zip(tmp_path / "warned").parent
     start = time.monotonic()
     result = cli("publish", warned, "--json", env=env)
-    assert time.monotonic() - start < 10.0
+    assert time.monotonic() - start < HANG_GUARD
     assert result.status == 0, result.stderr[-2000:]
     assert [b["status"] for b in result.json()["bundles"]] == ["published"]

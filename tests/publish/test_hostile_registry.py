@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import BuiltExample
 from tests.connect_proxy import ConnectProxy
-from tests.helpers import CliResult, cli, cli_measured, tree_snapshot
+from tests.helpers import HANG_GUARD, LATE, CliResult, cli, cli_measured, tree_snapshot
 from tests.hostile_registry import (
     MIB,
     HostileRegistry,
@@ -81,7 +81,7 @@ def test_a_600_mib_ping_answer_is_refused_at_its_cap(tmp_path: Path, length: boo
     line = _refused_cleanly(result, "publish.too-large", dist, before)
     assert line.endswith("/v2/: the answer is larger than 4194304 bytes; nothing more was read")
     assert result.peak_rss_mib < PEAK_RSS_MIB, result.peak_rss_mib
-    assert result.seconds < 15, result.seconds
+    assert result.seconds < HANG_GUARD, result.seconds
     assert registry.requests("POST") == [] and registry.requests("PUT") == []
 
 
@@ -96,7 +96,7 @@ def test_a_600_mib_error_body_is_read_no_further_than_its_cap(
     line = _refused_cleanly(result, "publish.destination-state", dist, before)
     assert line.endswith("POST /v2/horon/example/blobs/uploads/: unexpected 400")
     assert result.peak_rss_mib < PEAK_RSS_MIB, result.peak_rss_mib
-    assert result.seconds < 15, result.seconds
+    assert result.seconds < HANG_GUARD, result.seconds
     _no_tags(registry.store)
 
 
@@ -114,7 +114,7 @@ def test_a_registry_dribbling_a_byte_a_second_is_given_up_within_20_s(
         result = cli_measured("publish", dist, env=publish_env(registry.destination()))
     line = _refused_cleanly(result, "publish.deadline", dist, before)
     assert line.endswith("GET /v2/: no complete answer within 20 s")
-    assert 20 <= result.seconds < 28, result.seconds
+    assert 20 <= result.seconds < 28 + LATE, result.seconds
     assert result.peak_rss_mib < PEAK_RSS_MIB
 
 
@@ -133,7 +133,7 @@ def test_500s_are_retried_three_times_and_said(tmp_path: Path,
     assert [n.rsplit(": ", 1)[1] for n in notes] == ["500; attempt 2 of 3 in 0.5 s",
                                                      "500; attempt 3 of 3 in 2 s"]
     assert len([s for s in registry.seen if "/manifests/0.1.0__" in s.path]) == 3
-    assert 2.5 <= took < 10
+    assert 2.5 <= took < 10 + LATE
     _no_tags(registry.store)
 
 
@@ -279,7 +279,7 @@ def test_an_endless_tag_list_stops_at_100_pages(tmp_path: Path) -> None:
     line = _refused_cleanly(result, "publish.tag-limit", None, None)
     assert line.endswith("/v2/horon/example/tags/list: more than 100 pages; nothing was changed")
     assert len(pages) == 100
-    assert result.seconds < 20, result.seconds
+    assert result.seconds < HANG_GUARD, result.seconds
     assert result.peak_rss_mib < PEAK_RSS_MIB, result.peak_rss_mib
     assert {s.method for s in registry.seen} == {"GET"}
     assert registry.store.manifests == {}

@@ -33,6 +33,7 @@ from horon_bundle.publish.destinations.oci_proxy import (
     read_proxies,
 )
 from tests.connect_proxy import ConnectProxy, ProxyFault, ProxySeen, answer
+from tests.helpers import LATE
 from tests.hostile_registry import MIB, HostileRegistry, dribble, huge, tls_pair
 from tests.transport_support import (
     BASIC,
@@ -128,7 +129,7 @@ def test_a_proxy_that_dribbles_its_answer_is_given_up_at_the_deadline(
     with _proxy(fault=lambda _seen: dribble(connected, 0.1)) as proxy:
         client = client_of(registry, _environ(proxy.url()), tls=tls[1], named=NAME)
         took, message = timed("publish.deadline", PREFIX, client.get_manifest, REPO, "t")
-    assert 1.9 <= took < 2.8  # QUICK_CLIENT: 2 s for the whole request
+    assert 1.9 <= took < 2.8 + LATE  # QUICK_CLIENT: 2 s for the whole request
     assert message.endswith(f"GET /v2/{REPO}/manifests/t: no complete answer within 2 s "
                             f"through the proxy http://127.0.0.1:{proxy.port}")
     assert registry.seen == []
@@ -139,7 +140,7 @@ def test_a_silent_proxy_is_given_up_after_the_idle_limit(
     with _proxy(fault=lambda _seen: dribble(b"HT", 5.0)) as proxy:
         client = client_of(registry, _environ(proxy.url()), tls=tls[1], named=NAME)
         took, message = timed("publish.deadline", PREFIX, client.get_manifest, REPO, "t")
-    assert 1.0 <= took < 1.8 and message.endswith(f"no progress for 1 s through the proxy "
+    assert 1.0 <= took < 1.8 + LATE and message.endswith(f"no progress for 1 s through the proxy "
                                                   f"http://127.0.0.1:{proxy.port}")
 
 
@@ -190,7 +191,7 @@ def test_a_407_page_is_never_read(registry: HostileRegistry,
     with _proxy(fault=lambda _seen: page()) as proxy:
         client = client_of(registry, _environ(proxy.url()), tls=tls[1], named=NAME)
         took, _ = timed("publish.proxy", PREFIX, client.get_manifest, REPO, "t")
-    assert took < 1.5 and sum(served) < 32 * MIB
+    assert took < 1.5 + LATE and sum(served) < 32 * MIB
 
 
 @pytest.mark.parametrize(("raw", "said"), [
@@ -252,7 +253,7 @@ def test_a_proxy_that_never_accepts_is_given_up_at_the_connect_limit(tls: Tls) -
         finally:
             for waiting in queued:
                 waiting.close()
-    assert 0.3 <= took < 1.0
+    assert 0.3 <= took < 1.0 + LATE
     assert message.endswith("POST /v2/: no connection within 0.3 s through the proxy "
                             f"http://127.0.0.1:{port}")
 
@@ -265,7 +266,7 @@ def test_a_registry_that_never_shakes_hands_inside_the_tunnel_is_given_up(tls: T
         http = _transport(origin, proxy.url(), tls[1])
         took, message = timed("publish.unreachable", DISPLAY, http.send, "GET", origin + "/v2/",
                               deadline=http.deadline())
-    assert 0.3 <= took < 1.0
+    assert 0.3 <= took < 1.0 + LATE
     assert message.endswith("GET /v2/: no connection within 0.3 s through the proxy "
                             f"http://127.0.0.1:{proxy.port}")
     assert [s.method for s in proxy.seen] == ["CONNECT"]

@@ -27,6 +27,7 @@ from horon_bundle.rules.harness_lint import (
 )
 from horon_bundle.rules.harness_literals import json_decoded, permission_answers
 from horon_bundle.rules.harness_shell_lex import c_unescape, unquote
+from tests.helpers import HANG_GUARD
 
 
 def _shell(text: str) -> tuple[set[str], set[str], set[str]]:
@@ -326,7 +327,7 @@ def test_hostile_text_within_the_budgets_reads_in_linear_time(text: str, kind: s
     start = time.monotonic()
     reads = reads_of(text, kind, Budget())
     permission_answers(reads.strings)
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < HANG_GUARD
 
 
 def _hook(command: str) -> Hook:
@@ -372,7 +373,7 @@ def test_lint_reads_within_its_budgets() -> None:
     catalogue = _catalogue(*(_hook(f"python3 ${{CLAUDE_PLUGIN_ROOT}}/{p}") for p in scripts))
     start = time.monotonic()
     result = lint(catalogue, files, scripts.get, ())
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < HANG_GUARD
     messages = [f.message for f in result.warnings if f.code.name == "hook.unjudged"]
     assert len(messages) == 3
     assert sum("Python over lint's budget" in m for m in messages) == 2

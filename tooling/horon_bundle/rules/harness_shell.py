@@ -104,7 +104,7 @@ def _assignments(command: Command, words: list[str], reads: Reads) -> None:
     head = [w.text for w in command.words]
     setters = head[1:] if head and head[0] in _SETTERS else head
     for word in setters:
-        if not _ASSIGNMENT.match(word):
+        if not _ASSIGNMENT.match(word):  # prefix match: `NAME=` begins the word
             break
         name, value = word.split("=", 1)
         made = "$" in raw.get(word, word) or "`" in raw.get(word, word)
@@ -172,7 +172,7 @@ def read_argv(argv: list[str], reads: Reads, depth: int = 0, *,
     """Judge one simple command (an argument vector, quotes already removed); `stdin` is what
     the text says it reads on its standard input."""
     index = 0
-    while index < len(argv) and _ASSIGNMENT.match(argv[index]):
+    while index < len(argv) and _ASSIGNMENT.match(argv[index]):  # prefix match: `NAME=`
         index += 1
     while index < len(argv):
         program = program_name(argv[index])
@@ -223,7 +223,7 @@ def _env_options(rest: list[str], reads: Reads, depth: int) -> int:
             if depth < MAX_NESTING:
                 read_shell(" ".join(rest[taken + 1:]), reads, depth + 1)
             return -1
-        elif word.startswith("-") or _ASSIGNMENT.match(word):
+        elif word.startswith("-") or _ASSIGNMENT.match(word):  # prefix match: `NAME=`
             taken += 1
         else:
             break

@@ -88,7 +88,7 @@ def commands(text: str) -> list[Command]:
     pending = ""  # what the next word is: "heredoc" delimiter, here-string "data", "file"
     position, size = 0, len(text)
     while position < size:
-        match = _TOKEN.match(text, position)
+        match = _TOKEN.match(text, position)  # prefix match: one token at a time
         if match is None:  # cannot happen (`broken` takes any rest); stop rather than loop
             break
         kind, token, position = match.lastgroup, match.group(0), match.end()
