@@ -18,12 +18,15 @@ from hypothesis import HealthCheck, settings
 
 from tests import helpers
 from tests.claude_host import ClaudeHost, pinned_claude
+from tests.harness_support import add_small_files, write_plugin
 from tests.helpers import FIXTURES, HOST, TEMPLATE, cli
 from tests.install_support import Bundles
 from tests.publish_support import REGISTRY_BINARY, Registry, Releases
 from tests.session_builds import (
+    MANY_FILES,
     BuiltExample,
     Compiled,
+    ManyFiles,
     build_fault,
     built,
     bumped_workspace,
@@ -36,7 +39,7 @@ from tests.session_builds import (
     the_one,
 )
 
-__all__ = ["BuiltExample", "Compiled"]
+__all__ = ["BuiltExample", "Compiled", "ManyFiles"]
 
 # Property tests (tests/core/test_properties.py): a small, reproducible budget in the normal run;
 # `nox -s fuzz` selects the large one (docs/threat-model.md, "Fuzz budget").
@@ -76,6 +79,19 @@ def _process_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 # --- the example plugin, built once ------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def many_files_harness(tmp_path_factory: pytest.TempPathFactory) -> ManyFiles:
+    """A real harness plugin of 20,000 small files (a vendored node_modules: 20 packages of
+    1,000) and its zip, built once per run (about 20 s here: the files, then the build)."""
+    def build(out: Path) -> None:
+        plugin = write_plugin(out / "plugin")
+        add_small_files(plugin, MANY_FILES)
+        built(cli("build", plugin, "--out", out / "dist"))
+    directory = shared_build(tmp_path_factory, "many-files-harness", build)
+    return ManyFiles(plugin=directory / "plugin",
+                     zip=the_one(directory / "dist", "*.zip"))
+
 
 @pytest.fixture(scope="session")
 def cargo_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -78,6 +78,17 @@ def the_one(directory: Path, pattern: str) -> Path:
     return found[0]
 
 
+MANY_FILES = 20_000  # files added to the plugin of `many_files_harness`, twice a native bundle's
+
+
+@dataclass(frozen=True)
+class ManyFiles:
+    """`many_files_harness`: the plugin workspace and the zip built from it."""
+
+    plugin: Path
+    zip: Path
+
+
 @dataclass(frozen=True)
 class BuiltExample:
     out: Path

@@ -343,16 +343,44 @@ def test_a_huge_tree_is_refused_in_bounded_time_and_memory(tmp_path: Path, case:
     print(f"{case}: {seconds:.2f} s, {peak:.0f} MiB")
 
 
-def test_more_files_than_a_bundle_archive_holds_is_refused_before_the_copy(
+def test_more_files_than_a_harness_zip_holds_is_refused_before_the_copy(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The zip is read back by the archive reader, whose entry limit (shared with native
-    bundles) is lower than the plugin tree's: said when the plugin is judged, not after every
-    file was copied."""
-    monkeypatch.setattr(limits, "MAX_ENTRIES", 12)  # the plugin's 10 files and 3 generated
+    """The zip is read back by the archive reader, whose entry limit for a harness zip (all a
+    zip without ZIP64 can count) is lower than the plugin tree's: said when the plugin is
+    judged, not after every file was copied."""
+    monkeypatch.setattr(limits, "HARNESS_MAX_ARCHIVE_ENTRIES", 12)  # 10 files and 3 generated
     plugin = write_plugin(tmp_path / "plugin")
     out = tmp_path / "out"
     result = cli("build", plugin, "--out", out)
     assert_refused(result, "harness.tree-limit")
-    assert "its zip would hold 13 entries, and a bundle's archive holds at most 12" in \
-        result.stderr
+    assert "plugin: 10 files; its zip would hold 13 entries, and a zip holds at most 12 " \
+           "(without ZIP64, which no reader of ours accepts)" in result.stderr
     assert not out.exists()
+
+
+def test_a_zip_unpacking_into_more_than_a_harness_bundle_holds_is_refused_before_the_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """18 entries in the plugin tree (10 files, 8 directories), 21 once the three root files
+    are added: the unpacked bundle's limit is the plugin tree's, checked on the zip too."""
+    plugin = write_plugin(tmp_path / "plugin")
+    out = tmp_path / "out"
+    monkeypatch.setattr(limits, "HARNESS_MAX_ENTRIES", 20)
+    result = cli("build", plugin, "--out", out)
+    assert_refused(result, "harness.tree-limit")
+    assert "plugin: its zip would unpack into 21 files and directories, and an unpacked " \
+           "harness bundle holds at most 20" in result.stderr
+    assert not out.exists()
+    monkeypatch.setattr(limits, "HARNESS_MAX_ENTRIES", 21)
+    assert cli("build", plugin, "--out", out).status == 0
+
+
+def test_a_plugin_of_more_files_than_a_native_bundle_holds_builds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A native bundle's entries are no limit of a harness zip (20,000 real files:
+    tests/build/test_harness_many_files.py)."""
+    monkeypatch.setattr(limits, "MAX_ENTRIES", 12)
+    plugin = write_plugin(tmp_path / "plugin")
+    out = tmp_path / "out"
+    assert cli("build", plugin, "--out", out).status == 0
+    [built] = out.glob("*.zip")
+    assert cli("verify", built).status == 0

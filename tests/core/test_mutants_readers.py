@@ -71,6 +71,20 @@ def test_checksums_at_the_size_limit_is_read() -> None:
     assert "limit" not in str(caught.value)
 
 
+def test_a_reader_may_name_its_own_size_limit() -> None:
+    """A harness bundle's SHA256SUMS may hold a line for each entry of its zip (about 38 MB);
+    a native bundle's is held to 1 MiB."""
+    data = "".join(f"{A}  f{index:06d}\n" for index in range(15_000)).encode()
+    assert len(data) > checksums.MAX_CHECKSUMS_BYTES
+    assert len(checksums.parse(data, max_bytes=len(data))) == 15_000
+    with pytest.raises(Refused) as caught:
+        checksums.parse(data, max_bytes=len(data) - 1)
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("checksum.format", f"SHA256SUMS: {len(data)} bytes, limit {len(data) - 1}")]
+    with pytest.raises(Refused):
+        checksums.parse(data)
+
+
 def test_every_kind_of_malformed_line_is_listed_and_the_next_still_read() -> None:
     data = (f"\\{A}  e\n{'a' * 32}  md5\n{A}  SHA256SUMS\n{A}  ../p\n{A}  d\n{A}  d\n"
             f"{A}  z\r\n").encode()
@@ -367,7 +381,7 @@ def _entry(name: str, *, size: int = 1, compressed: int | None = None,
 def _judged(entries: list[ArchiveEntry], archive_size: int = 1 << 40) -> tuple[
         list[str], list[str]]:
     findings = Findings()
-    files = judge_entries(entries, archive_size, "a.zip", findings)
+    files = judge_entries(entries, archive_size, "a.zip", findings, unpacked=limits.bundle_tree())
     return sorted(files), [f.code.name for f in findings]
 
 

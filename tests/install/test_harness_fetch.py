@@ -7,11 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import shutil
 import stat
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -311,3 +314,32 @@ def test_a_full_disk_is_fetch_io_and_leaves_nothing(harness_zip: Path, tmp_path:
     assert (seen["status"], seen["codes"], seen["traceback"]) == (3, ["fetch.io"], False), seen
     assert seen["same"], seen  # no DIR, no staging directory left beside it
     assert seen["after"] == 0
+
+
+@contextmanager
+def _descriptors(soft: int) -> Iterator[None]:
+    """This process may hold at most `soft` descriptors (the usual soft limit is 1,024)."""
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, before[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+@pytest.mark.slow  # 1,500 directories built, fetched and fsynced: 7 to 30 s here, by load
+def test_a_plugin_of_more_directories_than_descriptors_fetches(tmp_path: Path) -> None:
+    """Before, fetch held a descriptor for every directory it made until the end, and with
+    1,024 descriptors a plugin of 1,500 packages was `fetch.io` ("Too many open files")."""
+    def packages(plugin: Path) -> None:
+        for index in range(1_500):
+            package = plugin / "node_modules" / f"p{index:04d}"
+            package.mkdir(parents=True)
+            (package / "index.js").write_text(f"module.exports = {index};\n")
+    archive = built_zip(tmp_path / "build", edit=packages)
+    into = tmp_path / "sandbox"
+    with _descriptors(1_024):
+        fetched = cli("fetch", f"{archive}.ref.json", "--into", into, "--json")
+    assert fetched.status == 0, fetched.stderr
+    assert fetched.json()["files"] == 1_500 + 13
+    assert len(list((into / "node_modules").iterdir())) == 1_500

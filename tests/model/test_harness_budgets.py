@@ -124,8 +124,8 @@ def test_a_component_list_over_its_limit_is_refused_before_any_lookup() -> None:
     assert _read(at_limit) == ([], [])
     over = {**files, ".claude-plugin/plugin.json": hostile_manifest(commands=["./c"] * 10_001)}
     assert _read(over) == (["harness.limit"], [
-        ".claude-plugin/plugin.json: commands: 10001 paths, at most 10000 (a bundle holds at "
-        "most 10,000 files)"])
+        ".claude-plugin/plugin.json: commands: 10001 paths, at most 10000 (real plugins name "
+        "tens)"])
     missing = {**files, ".claude-plugin/plugin.json": hostile_manifest(agents=["./no"] * 50)}
     assert _read(missing)[0] == ["harness.path-missing"]  # named once
 

@@ -234,7 +234,7 @@ def test_mutated_archives_never_escape_as_exceptions(example_release: BuiltExamp
 # --- the reader's own parsing, field by field (what surviving mutants showed untested) ---------
 
 _ZIP64_REFUSAL = ("archive.format", "z.zip: ZIP64 end records (bundle archives are below 2 GiB "
-                                    "and never need ZIP64)")
+                                    "and 65,535 entries and never need ZIP64)")
 
 
 def _findings(data: bytes, tmp_path: Path) -> list[tuple[str, str]]:

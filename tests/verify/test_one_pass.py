@@ -17,7 +17,7 @@ from horon_bundle.core.hashing import hash_stream
 from horon_bundle.core.inputs import read_at
 from horon_bundle.publish.preflight import check_archive
 from horon_bundle.verify.judge import verify_opened, verify_path
-from horon_bundle.verify.reading import archive_hasher, archive_reader, archive_stream
+from horon_bundle.verify.reading import archive_end, archive_hasher, archive_stream
 from horon_bundle.verify.reading.archive_reader import validate_archive
 from horon_bundle.verify.reading.archive_source import ArchiveSource
 from horon_bundle.verify.reading.archive_stream import ResumeIndex
@@ -43,7 +43,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         reads.append(len(data))
         return data
 
-    for module in (archive_reader, archive_stream, archive_hasher):
+    for module in (archive_end, archive_stream, archive_hasher):
         monkeypatch.setattr(module, "read_at", counting)
     return reads
 

@@ -126,8 +126,9 @@ LAYOUT_CHANGED = register(
 LAYOUT_LIMIT = register(
     "layout.limit",
     "A bundle directory has too many entries, directories nested too deep, or a path too long.",
-    "Bundles are small and flat; a tree over these limits is refused before it is walked "
-    "further (every limit: docs/limits.md).")
+    "Native bundles are small and flat, and an unpacked harness bundle's limits are far above "
+    "real plugins; a tree over them is refused before it is walked further (every limit: "
+    "docs/limits.md).")
 LAYOUT_NOT_A_BUNDLE = register(
     "layout.not-a-bundle", "The path is neither a bundle directory nor a .zip archive.",
     "Pass a bundle directory or a <id>-<version>-<target>.zip archive.")
@@ -168,8 +169,10 @@ ARCHIVE_AMBIGUOUS = register(
     "Local headers and central directory disagree, data is prepended or trailing, or entries "
     "overlap.", "The archive may be read differently by other tools; it is refused.")
 ARCHIVE_LIMIT = register(
-    "archive.limit", "Too many entries, a name too long, or more bytes than the size limit.",
-    "Bundles are small; an archive over these limits is refused before extraction.")
+    "archive.limit", "Too many entries (or too many once unpacked), an entry nested too deep, "
+    "a name too long, or more bytes than the size limit.",
+    "A native bundle is small, and a harness bundle's limits are far above real plugins "
+    "(every limit: docs/limits.md); an archive over them is refused before extraction.")
 
 # --- provenance and evidence --------------------------------------------------------------
 PROVENANCE_SCHEMA = register(

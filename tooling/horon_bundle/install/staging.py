@@ -8,6 +8,10 @@ before it leaves no empty directory behind anywhere but inside the staging direc
 the next writer removes. Files are created O_EXCL|O_NOFOLLOW relative to their directory's
 descriptor, written, given a normalised mode (0644, or 0755 when executable: never setuid,
 setgid or writable by others) and fsynced; directories are fsynced after their entries.
+Files come in sorted order, so the files of one directory come together: a directory is given
+its mode, fsynced and closed as soon as a file outside it comes, and only the directories on the
+path to the last file stay open (a harness bundle may hold tens of thousands of directories,
+one descriptor each, far past the usual limit of 1,024 a process may hold).
 
 A single file (a harness zip stored under its digest) is staged the same way, inside a staging
 directory, and committed with `commit_member`: the file alone is renamed onto its final name;
@@ -87,10 +91,23 @@ class Staging:
             return self._dirs[relative]
         parent_path, _, name = relative.rpartition("/")
         parent = self._directory(parent_path)
-        os.mkdir(name, 0o700, dir_fd=parent)
+        with contextlib.suppress(FileExistsError):  # made and left before (files out of
+            os.mkdir(name, 0o700, dir_fd=parent)     # order): opened again, not through a link
         fd = os.open(name, DIR_FLAGS, dir_fd=parent)
         self._dirs[relative] = fd
         return fd
+
+    def _leave(self, relative: str) -> None:
+        """Finish and close every open directory `relative` does not lie in, deepest first:
+        no file of it is to come (`finish` does the rest)."""
+        for path in sorted(self._dirs, key=len, reverse=True):
+            if path and relative != path and not relative.startswith(f"{path}/"):
+                fd = self._dirs.pop(path)
+                try:
+                    os.fchmod(fd, DIR_MODE)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
 
     def add_file(self, relative: str, stream: ByteStream, *, executable: bool,
                  mode: int | None = None) -> None:
@@ -99,6 +116,7 @@ class Staging:
         where = f"{self.root.where}/{relative}"
         parent_path, _, name = relative.rpartition("/")
         try:
+            self._leave(parent_path)
             parent = self._directory(parent_path)
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
                          dir_fd=parent)
@@ -113,7 +131,7 @@ class Staging:
             raise io_error(where, exc) from None
 
     def finish(self) -> None:
-        """Give every directory its final mode and fsync them, deepest first."""
+        """Give every directory still open its final mode and fsync them, deepest first."""
         try:
             for fd in self._all_fds():
                 os.fchmod(fd, DIR_MODE)

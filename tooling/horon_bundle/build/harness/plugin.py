@@ -46,6 +46,7 @@ from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, condense, lint, pr
 from horon_bundle.verify import limits
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
+from horon_bundle.verify.reading.archive_entries import unpacked_entries
 from horon_bundle.verify.reading.archive_source import ArchiveSource
 
 
@@ -94,15 +95,7 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
            entry: dict[str, Any] | None, marketplace: str | None) -> PlannedPlugin:
     files = source.files
     refusals, warnings = Findings(), Findings()
-    generated = len(RESERVED) - (entry is None)  # catalogue, provenance, SHA256SUMS, entry
-    if len(files) + generated > limits.MAX_ENTRIES:  # said now, not after copying them all
-        raise Refused.one(codes.HARNESS_TREE_LIMIT,
-                          f"{root.name}: {len(files)} files; its zip would hold "
-                          f"{len(files) + generated} entries, and a bundle's archive holds at "
-                          f"most {limits.MAX_ENTRIES} (the archive reader's limit)",
-                          "The zip is verified by the bundle archive reader, whose entry limit "
-                          "is lower than a plugin tree's; leave generated or vendored files "
-                          "out of the plugin (.gitignore), or split it.")
+    _refuse_over_zip_limits(root, files, entry)
     contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry)
     if refusals:
         raise Refused(condense(refusals))
@@ -133,6 +126,30 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
     return PlannedPlugin(root=root, source=source, files=files, catalogue=catalogue, entry=entry,
                          marketplace=marketplace, version_from=manifest.version_from,
                          warnings=tuple(condense(kept)))
+
+
+def _refuse_over_zip_limits(root: Path, files: dict[str, TreeFile],
+                            entry: dict[str, Any] | None) -> None:
+    """Said when the plugin is judged, not after copying every file: its zip, with the root
+    files build adds, must be readable by the archive reader with a harness bundle's limits —
+    at most as many entries as a zip without ZIP64 holds, and unpacked (as fetch does) no
+    more files and directories than an unpacked harness bundle may hold."""
+    added = [name for name in RESERVED if entry is not None or name != ENTRY_NAME]
+    entries = len(files) + len(added)
+    hint = ("Leave generated or vendored files out of the plugin (.gitignore), or split it "
+            "into several plugins.")
+    if entries > limits.HARNESS_MAX_ARCHIVE_ENTRIES:
+        raise Refused.one(codes.HARNESS_TREE_LIMIT,
+                          f"{root.name}: {len(files)} files; its zip would hold {entries} "
+                          f"entries, and a zip holds at most "
+                          f"{limits.HARNESS_MAX_ARCHIVE_ENTRIES} (without ZIP64, which no "
+                          "reader of ours accepts)", hint)
+    unpacked = unpacked_entries([*files, *added])
+    if unpacked > limits.HARNESS_MAX_ENTRIES:
+        raise Refused.one(codes.HARNESS_TREE_LIMIT,
+                          f"{root.name}: its zip would unpack into {unpacked} files and "
+                          f"directories, and an unpacked harness bundle holds at most "
+                          f"{limits.HARNESS_MAX_ENTRIES}", hint)
 
 
 def _reader(source: WorkspaceFiles) -> Any:

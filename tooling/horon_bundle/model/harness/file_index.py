@@ -1,6 +1,6 @@
 """A plugin's file list indexed once, so each question about it costs a lookup, not a scan.
 
-An untrusted zip holds up to 10,000 files and a plugin.json may name thousands of paths; asking
+An untrusted zip holds up to 65,534 files and a plugin.json may name thousands of paths; asking
 "is this a directory?" by scanning every name, once per path, made a 419 KB zip cost minutes
 (docs/threat-model.md, "Work budgets"). Here the names are sorted once: membership is a set
 lookup, and a directory's files are one contiguous range of the sorted list found by bisection

@@ -25,6 +25,12 @@ RESERVED = (*REQUIRED, ENTRY_NAME)
 REF_SUFFIX = ".ref.json"
 PLUGIN_ROOT_VARIABLE = "CLAUDE_PLUGIN_ROOT"
 
+# SHA256SUMS of a harness bundle: a line for each other file of its zip, which holds at most
+# 65,534 entries (a zip without ZIP64 counts them in 16 bits, 0xFFFF being ZIP64's marker:
+# verify/limits.py), each line 64 hex digits, two spaces, a path of at most 512 bytes and a
+# newline. About 38 MB at most; 2 MB for 20,000 files of 40-byte paths (a native bundle's
+# 1 MiB holds about 9,000 such lines)
+MAX_SUMS_BYTES = (0xFFFF - 1) * (64 + 2 + paths.MAX_PATH_BYTES + 1)
 MAX_JSON_BYTES = 4 << 20
 # plugin.json, hooks.json, .mcp.json and a marketplace entry nest about 8 deep (an mcp_tool
 # hook's `input` a few more); deeper is refused (json.too-deep) before the parser recurses
@@ -35,8 +41,8 @@ MAX_JSON_DEPTH = 32
 MAX_RUN_JSON_BYTES = MAX_JSON_BYTES
 MAX_TEXT_BYTES = 4 << 20
 # one plugin.json component field (commands, agents, skills, hooks …) names at most this many
-# paths, checked before any is read: a zip holds at most 10,000 files (verify/limits.py), so a
-# longer list can only repeat itself (harness.limit)
+# paths, checked before any is read (harness.limit): real plugins name tens, and each path is
+# looked up and its file read
 MAX_COMPONENT_PATHS = 10_000
 # hook declarations (events, matcher groups and hooks) and MCP servers one plugin declares,
 # counted before any is read, and the strings lint lexes as shell (commands, arguments,

@@ -220,7 +220,7 @@ class _Reader:
         if isinstance(items, list) and len(items) > MAX_COMPONENT_PATHS:
             self.refusals.add(codes.HARNESS_LIMIT,
                               f"{self.source}: {key}: {len(items)} paths, at most "
-                              f"{MAX_COMPONENT_PATHS} (a bundle holds at most 10,000 files)")
+                              f"{MAX_COMPONENT_PATHS} (real plugins name tens)")
             return None
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             self.wrong(key, "a ./path or an array of ./paths", value)

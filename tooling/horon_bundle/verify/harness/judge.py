@@ -24,6 +24,7 @@ from horon_bundle.model.harness.layout import (
     ENTRY_NAME,
     MAX_JSON_BYTES,
     MAX_JSON_DEPTH,
+    MAX_SUMS_BYTES,
     PROVENANCE_NAME,
     REQUIRED,
     RESERVED,
@@ -123,8 +124,8 @@ def hash_files(ctx: HarnessContext) -> Verdict | None:
 def check_checksums_format(ctx: HarnessContext) -> Verdict:
     """checksums.format: SHA256SUMS by its strict reader."""
     try:
-        ctx.listed = checksums.parse(ctx.source.read_small(CHECKSUMS_NAME,
-                                                           checksums.MAX_CHECKSUMS_BYTES))
+        ctx.listed = checksums.parse(ctx.source.read_small(CHECKSUMS_NAME, MAX_SUMS_BYTES),
+                                     max_bytes=MAX_SUMS_BYTES)
     except Refused as exc:
         return Judged(exc.findings)
     return Judged()

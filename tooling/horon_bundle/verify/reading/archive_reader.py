@@ -9,7 +9,13 @@ header's, lets the last duplicate win and rewrites `../x`. Instead, before any e
 1. the end record is read first and judged alone: it must end the file (no comment, nothing
    after it), be the only one, describe a single-disk archive whose two entry counts agree,
    and place the central directory right before it; its counts and sizes are checked against
-   the limits *before* a single central-directory record is parsed;
+   the limits *before* a single central-directory record is parsed. Which limits: a native
+   bundle's (`limits.MAX_ENTRIES`) when it counts that many entries or fewer; above, up to a
+   harness zip's (`limits.HARNESS_MAX_ARCHIVE_ENTRIES`, as many as a zip without ZIP64 can
+   count) in a directory of at most as many records, and then the records parsed must name a
+   harness bundle (`limits.harness_shaped`), else it is refused as the native limit refused it
+   before parsing (without parsing when the directory's bytes do not even hold the root files'
+   names): a native bundle never has the larger limits;
 2. every central-directory record is parsed from its raw bytes: version, flags (encryption
    refused), method (stored or deflate), no extra field (ZIP64 is not part of the format),
    no comment, disk 0, the raw name (NUL, non-UTF-8 or unflagged non-ASCII bytes refused);
@@ -18,7 +24,9 @@ header's, lets the last duplicate win and rewrites `../x`. Instead, before any e
    method, time, CRC, both sizes, name bytes, no extra field), as is the data descriptor
    when one follows the data; entries must tile the file from offset 0 to the central
    directory with no gap, overlap or prepended data;
-4. names, types, modes, duplicates, collisions and limits are judged as for a directory.
+4. names, types, modes, duplicates, collisions and limits are judged as for a directory: the
+   depth and the entries unpacked of the directory this bundle unpacks into, a harness
+   bundle's (`limits.harness_bundle_tree`) or a native one's (`limits.bundle_tree`).
 
 Entries are then inflated only when asked for (`ArchiveStream`), through their CRC, with the
 declared size enforced while streaming and the deflate stream required to end exactly at
@@ -34,8 +42,9 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest
-from horon_bundle.core.inputs import open_regular, read_at
+from horon_bundle.core.inputs import open_regular
 from horon_bundle.verify import limits
+from horon_bundle.verify.reading.archive_end import over_native_entries, pread, read_end_record
 from horon_bundle.verify.reading.archive_entries import (
     DEFLATED,
     STORED,
@@ -45,14 +54,11 @@ from horon_bundle.verify.reading.archive_entries import (
 from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
 from horon_bundle.verify.reading.archive_stream import ArchiveStream, ResumeIndex
 
-_EOCD = struct.Struct("<4sHHHHIIH")
 _CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")
-_EOCD_SIGNATURE = b"PK\x05\x06"
 _CENTRAL_SIGNATURE = b"PK\x01\x02"
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _DESCRIPTOR_SIGNATURE = b"PK\x07\x08"
-_ZIP64_LOCATOR_SIGNATURE = b"PK\x06\x07"
 _ZIP64_EXTRA = 0x0001
 _ENCRYPTED = 0x0001
 _DESCRIPTOR = 0x0008
@@ -60,19 +66,18 @@ _STRONG_ENCRYPTION = 0x0040
 _UTF8 = 0x0800
 _DEFLATE_OPTIONS = 0x0006
 _MAX_VERSION_NEEDED = 20  # deflate; ZIP64 (45), bzip2 (46), LZMA (63) and AES need more
-_TAIL = (1 << 16) + _EOCD.size
 
 
 class ArchiveReader:
     """A validated archive: its file entries by name, read through one descriptor."""
 
     def __init__(self, fd: int, label: str, entries: dict[str, ArchiveEntry], *, size: int,
-                 trailer: tuple[int, bytes] = (0, b"")) -> None:
+                 trailer: tuple[tuple[int, bytes], ...] = ()) -> None:
         self.fd = fd
         self.label = label
         self.entries = entries
         self.size = size
-        self._trailer = trailer  # (offset, bytes) of the central directory and end record
+        self._trailer = trailer  # (offset, bytes) of the central directory, of the end record
         self._hasher: ArchiveHasher | None = None
         self._index: tuple[str, ResumeIndex] | None = None
 
@@ -90,7 +95,7 @@ class ArchiveReader:
         framing = [(e.header_offset, e.local_header) for e in self.entries.values()]
         framing += [(e.data_offset + e.compressed_size, e.descriptor)
                     for e in self.entries.values() if e.descriptor]
-        self._hasher = ArchiveHasher(self.fd, self.size, [*framing, self._trailer])
+        self._hasher = ArchiveHasher(self.fd, self.size, [*framing, *self._trailer])
 
     def digest(self) -> Digest:
         """The SHA-256 of the archive file itself, read through the descriptor that was
@@ -125,81 +130,30 @@ def validate_archive(path: Path) -> ArchiveReader:
     return ArchiveReader(fd, label, entries, size=info.st_size, trailer=trailer)
 
 
-def _pread(fd: int, length: int, offset: int) -> bytes:
-    parts = []
-    while length > 0:
-        part = read_at(fd, length, offset)
-        if not part:
-            break
-        parts.append(part)
-        length -= len(part)
-        offset += len(part)
-    return b"".join(parts)
-
-
-def _validate(fd: int, size: int,
-              label: str) -> tuple[dict[str, ArchiveEntry], tuple[int, bytes]]:
-    """The file entries by name, and (offset, bytes) of the directory and end record."""
+def _validate(fd: int, size: int, label: str,
+              ) -> tuple[dict[str, ArchiveEntry], tuple[tuple[int, bytes], ...]]:
+    """The file entries by name, and (offset, bytes) of the directory and of the end record."""
     findings = Findings()
     try:
-        count, cd_size, cd_offset, end_record = _end_record(fd, size, label)
-        directory = _pread(fd, cd_size, cd_offset)
+        count, cd_size, cd_offset, end_record = read_end_record(fd, size, label)
+        directory = pread(fd, cd_size, cd_offset)
+        if count > limits.MAX_ENTRIES and not all(  # no record can name a harness bundle's
+                name.encode() in directory for name in limits.HARNESS_ROOT_FILES):
+            raise Refused.one(codes.ARCHIVE_LIMIT, over_native_entries(label, count))
         central = _central_directory(directory, count, label, findings)
+        harness = limits.harness_shaped({e.name for e in central if not e.is_directory})
+        if count > limits.MAX_ENTRIES and not harness:
+            raise Refused.one(codes.ARCHIVE_LIMIT, over_native_entries(label, count))
         findings.raise_if_any()
         located = _local_headers(fd, central, cd_offset, label, findings)
+        del central  # the located entries replace them
         findings.raise_if_any()
-        entries = judge_entries(located, size, label, findings)
+        unpacked = limits.harness_bundle_tree() if harness else limits.bundle_tree()
+        entries = judge_entries(located, size, label, findings, unpacked=unpacked)
     except OSError as exc:
         raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: {exc.strerror or exc}") from None
     findings.raise_if_any()
-    return entries, (cd_offset, directory + end_record)
-
-
-def _end_record(fd: int, size: int, label: str) -> tuple[int, int, int, bytes]:
-    """(entry count, central directory size, its offset, the record's bytes) from the one
-    end record."""
-    if size < _EOCD.size:
-        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a zip ({size} bytes)")
-    if size > limits.MAX_ARCHIVE_BYTES:
-        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: {size} bytes, limit "
-                                               f"{limits.MAX_ARCHIVE_BYTES}")
-    tail_start = max(0, size - _TAIL)
-    tail = _pread(fd, size - tail_start, tail_start)
-    found = tail.count(_EOCD_SIGNATURE)
-    if found == 0:
-        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: not a zip (no end record)")
-    if found > 1:
-        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: {found} end-of-central-directory "
-                                                   "records")
-    if tail.rindex(_EOCD_SIGNATURE) != len(tail) - _EOCD.size:
-        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: data or a comment after the end "
-                                                   "record")
-    (_sig, disk, cd_disk, on_disk, total, cd_size, cd_offset,
-     comment) = _EOCD.unpack(tail[-_EOCD.size:])
-    if comment:
-        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: the end record claims a "
-                                                   f"{comment}-byte comment that is not there")
-    if 0xFFFF in (disk, cd_disk, on_disk, total) or 0xFFFFFFFF in (cd_size, cd_offset) or \
-            tail[-_EOCD.size - 20:-_EOCD.size].startswith(_ZIP64_LOCATOR_SIGNATURE):
-        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: ZIP64 end records (bundle archives "
-                                                "are below 2 GiB and never need ZIP64)")
-    if disk != 0 or cd_disk != 0:
-        raise Refused.one(codes.ARCHIVE_FORMAT, f"{label}: a multi-disk archive (disk {disk}, "
-                                                f"central directory on disk {cd_disk})")
-    if on_disk != total:
-        raise Refused.one(codes.ARCHIVE_AMBIGUOUS, f"{label}: the end record counts {on_disk} "
-                                                   f"entries on this disk but {total} in all")
-    if total > limits.MAX_ENTRIES:
-        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: {total} entries, limit "
-                                               f"{limits.MAX_ENTRIES}")
-    if cd_size > limits.MAX_CENTRAL_DIRECTORY_BYTES:
-        raise Refused.one(codes.ARCHIVE_LIMIT, f"{label}: a {cd_size}-byte central directory, "
-                                               f"limit {limits.MAX_CENTRAL_DIRECTORY_BYTES}")
-    if cd_offset + cd_size != size - _EOCD.size:
-        raise Refused.one(codes.ARCHIVE_AMBIGUOUS,
-                          f"{label}: the central directory ({cd_size} bytes at {cd_offset}) "
-                          f"does not end where the end record starts ({size - _EOCD.size})")
-    return total, cd_size, cd_offset, tail[-_EOCD.size:]
+    return entries, ((cd_offset, directory), (cd_offset + cd_size, end_record))
 
 
 def _decode_name(raw: bytes, flags: int) -> str | None:
@@ -309,7 +263,7 @@ def _local_headers(fd: int, central: list[ArchiveEntry], cd_offset: int, label: 
             what = "prepended data" if position == 0 else "a gap or overlap"
             findings.add(codes.ARCHIVE_AMBIGUOUS, f"{where}: {what} at offset {position}")
             return located
-        header = _pread(fd, _LOCAL.size + len(entry.raw_name), entry.header_offset)
+        header = pread(fd, _LOCAL.size + len(entry.raw_name), entry.header_offset)
         if len(header) < _LOCAL.size:
             findings.add(codes.ARCHIVE_FORMAT, f"{where}: truncated local header")
             return located
@@ -360,7 +314,7 @@ def _local_headers(fd: int, central: list[ArchiveEntry], cd_offset: int, label: 
 
 def _data_descriptor(fd: int, offset: int) -> tuple[bytes, tuple[int, int, int]]:
     """The data descriptor at `offset` (signature optional): (its bytes, crc/sizes)."""
-    raw = _pread(fd, 16, offset)
+    raw = pread(fd, 16, offset)
     if raw[:4] == _DESCRIPTOR_SIGNATURE:
         raw = raw[:16]
         body = raw[4:]
