@@ -82,7 +82,7 @@ def _process_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def many_files_harness(tmp_path_factory: pytest.TempPathFactory) -> ManyFiles:
-    """A real harness plugin of 20,000 small files (a vendored node_modules: 20 packages of
+    """A real harness plugin of 12,000 small files (a vendored node_modules: 12 packages of
     1,000) and its zip, built once per run (about 20 s here: the files, then the build)."""
     def build(out: Path) -> None:
         plugin = write_plugin(out / "plugin")

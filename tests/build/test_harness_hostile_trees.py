@@ -376,7 +376,7 @@ def test_a_zip_unpacking_into_more_than_a_harness_bundle_holds_is_refused_before
 
 def test_a_plugin_of_more_files_than_a_native_bundle_holds_builds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A native bundle's entries are no limit of a harness zip (20,000 real files:
+    """A native bundle's entries are no limit of a harness zip (12,000 real files:
     tests/build/test_harness_many_files.py)."""
     monkeypatch.setattr(limits, "MAX_ENTRIES", 12)
     plugin = write_plugin(tmp_path / "plugin")

@@ -1,4 +1,4 @@
-"""Large real plugins install and fetch: a zip of 20,000 files (read with a harness zip's
+"""Large real plugins install and fetch: a zip of 12,000 files (read with a harness zip's
 limits, the fetched directory with an unpacked harness bundle's), a plugin with a file 40
 levels deep (its tree may be 64).
 """
@@ -17,8 +17,8 @@ from tests.install_support import hb
 from tests.session_builds import MANY_FILES
 
 
-@pytest.mark.slow  # an install, then a fetch of 20,013 files (one fsync each): ~50 s here
-def test_a_zip_of_20000_files_installs_and_fetches(many_files_harness: ManyFiles,
+@pytest.mark.slow  # an install, then a fetch of 12,013 files (one fsync each): ~30 s here
+def test_a_zip_of_12000_files_installs_and_fetches(many_files_harness: ManyFiles,
                                                   tmp_path: Path) -> None:
     home = tmp_path / "home"
     installed = hb("install", many_files_harness.zip, home=home)
