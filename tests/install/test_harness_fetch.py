@@ -338,7 +338,7 @@ def test_a_plugin_of_more_directories_than_descriptors_fetches(tmp_path: Path) -
             (package / "index.js").write_text(f"module.exports = {index};\n")
     archive = built_zip(tmp_path / "build", edit=packages)
     into = tmp_path / "sandbox"
-    with _descriptors(len(os.listdir("/proc/self/fd")) + 200):
+    with _descriptors(len(list(Path("/proc/self/fd").iterdir())) + 200):
         fetched = cli("fetch", f"{archive}.ref.json", "--into", into, "--json")
     assert fetched.status == 0, fetched.stderr
     assert fetched.json()["files"] == 400 + 13
