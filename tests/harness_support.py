@@ -81,7 +81,7 @@ def write_plugin(root: Path, *, manifest: dict[str, Any] | None = None,
     guard.chmod(0o755)
     write_json(root / "hooks" / "hooks.json", hooks if hooks is not None else hooks_document(
         PreToolUse=[command_hook('"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"')],
-        SessionStart=[command_hook("python3 ${CLAUDE_PLUGIN_ROOT}/hooks/start.py",
+        SessionStart=[command_hook("python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/start.py\"",
                                    matcher=None, timeout=10)]))
     (root / "hooks" / "start.py").write_text("print('{}')\n")
     write_json(root / ".mcp.json", {"mcpServers": {"notes": {

@@ -94,21 +94,22 @@ def test_bytes_are_charged_as_far_as_yaml_scanned() -> None:
     assert [reader.parse_markdown(b).read_as for b in long] == [fm.YAML] * 9 + [fm.NONE]
 
 
-def test_a_block_read_line_by_line_is_charged_whole() -> None:
-    """YAML that fails at its first character is then read line by line, all of it: a
-    plugin of such blocks spends its budget as fast as one of good YAML."""
+def test_a_block_parsed_twice_is_charged_both_parses() -> None:
+    """YAML that fails at its last line is parsed again, quoted as the host quotes it: both
+    parses are charged, so a plugin of such blocks spends its budget twice as fast."""
     reader = fm.FrontmatterReader()
-    bad = [_block(f"\tx: {i}\n" + "k: v\n" * 12_000) for i in range(12)]
+    body = "d: " + "w" * 60_000 + "\n"
+    bad = [_block(f"# {i}\n{body}x: a: b\n") for i in range(12)]
     read = [reader.parse_markdown(block).read_as for block in bad]
-    assert read == [fm.LINE_WISE] * 9 + [fm.NONE] * 3
+    assert read == [fm.QUOTED] * 5 + [fm.NONE] * 7  # 120 KB a block, 512 KiB in all
+    assert fm.MAX_RUN_BYTES <= reader.spent_bytes < fm.MAX_RUN_BYTES + 130_000
 
 
-def test_line_wise_continuations_join_in_linear_time() -> None:
+def test_the_second_parse_is_linear_in_its_lines() -> None:
     block = "k: a: b\n" + "  more\n" * 20_000
     parsed = fm.parse_block(block)
-    assert parsed.read_as == fm.LINE_WISE
-    assert parsed.values["k"] == "a: b" + "\nmore" * 20_000
-    assert fm.parse_block("k: \"\"\n  x\n").values == {"k": "x"}
+    assert parsed.read_as == fm.DROPPED  # a quoted value continued on the next lines
+    assert fm.parse_block("k: a: b\n" * 2_000).read_as == fm.QUOTED
 
 
 def _read(files: dict[str, bytes]) -> tuple[list[str], list[str]]:
@@ -126,7 +127,7 @@ def test_a_component_list_over_its_limit_is_refused_before_any_lookup() -> None:
     assert _read(over) == (["harness.limit"], [
         ".claude-plugin/plugin.json: commands: 10001 paths, at most 10000 (real plugins name "
         "tens)"])
-    missing = {**files, ".claude-plugin/plugin.json": hostile_manifest(agents=["./no"] * 50)}
+    missing = {**files, ".claude-plugin/plugin.json": hostile_manifest(agents=["./no.md"] * 50)}
     assert _read(missing)[0] == ["harness.path-missing"]  # named once
 
 

@@ -1,5 +1,5 @@
-"""The harness readers one rule at a time: frontmatter, plugin.json, hooks, references,
-profiles, and the `profiles` command."""
+"""The harness readers one rule at a time: plugin.json, hooks, references, profiles, and the
+`profiles` command (frontmatter: test_harness_frontmatter.py)."""
 
 from __future__ import annotations
 
@@ -17,39 +17,6 @@ from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
 from horon_bundle.rules.harness_refs import FOUND, MISSING, exec_references, shell_references
 from tests.helpers import cli
-
-
-def test_frontmatter_that_is_not_yaml_is_read_line_by_line() -> None:
-    parsed = fm.parse_markdown(
-        b"---\nname: code-simplifier\ndescription: Use this agent: it simplifies\n"
-        b"Context: more text\nmodel: inherit\n---\nbody\n")
-    assert parsed.read_as == fm.LINE_WISE and parsed.problem
-    assert parsed.values["name"] == "code-simplifier"
-    assert parsed.values["description"] == "Use this agent: it simplifies"
-    assert parsed.values["model"] == "inherit"
-
-
-def test_frontmatter_values_are_kept_as_written() -> None:
-    parsed = fm.parse_block("version: 1.10\ncount: 3\nneg: -1\non: true\nwhen: 2020-01-01\n"
-                            "tools:\n  - Read\n  - Grep\n")
-    assert parsed.read_as == fm.YAML
-    assert parsed.values == {"version": "1.10", "count": 3, "neg": "-1", "on": True,
-                             "when": "2020-01-01", "tools": ["Read", "Grep"]}
-
-
-def test_an_alias_bomb_is_read_no_further_instead_of_expanding() -> None:
-    block = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n"
-        for i in range(6))
-    parsed = fm.parse_block(block)
-    assert parsed.read_as == fm.NONE and parsed.values == {}
-    assert parsed.problem is not None and "aliases" in parsed.problem
-
-
-def test_no_frontmatter_and_duplicate_keys() -> None:
-    assert fm.parse_markdown(b"# just a title\n").read_as == fm.NONE
-    twice = fm.parse_block("name: a\nname: b\n")
-    assert twice.read_as == fm.LINE_WISE and twice.values == {"name": "a"}
 
 
 @given(st.text(max_size=300))
@@ -74,12 +41,26 @@ def _codes(findings: Findings) -> list[str]:
 
 def test_plugin_json_is_read_against_the_documented_fields() -> None:
     refusals, warnings = _manifest({"name": "ok", "version": "1.0.0", "hook": "./h.json",
-                                    "repository": {"type": "git", "url": "u"}})
+                                    "repository": "https://x.example/r.git",
+                                    "displayName": "OK", "defaultEnabled": True,
+                                    "engines": {"claude-code": ">=2.1.0"}, "metadata": 3})
     assert not refusals and _codes(warnings) == ["harness.manifest-unknown-field"]
+    refusals, _ = _manifest({"name": "ok", "repository": {"type": "git", "url": "u"},
+                             "homepage": "not a url", "author": {"email": "a@b.c"},
+                             "engines": {"claude-code": "soon"}, "agents": "./agents"})
+    assert _codes(refusals) == ["harness.manifest-type", "harness.manifest-value",
+                                "harness.manifest-type", "harness.manifest-value",
+                                "harness.manifest-value"]
     refusals, _ = _manifest({"name": "ok", "keywords": "one", "author": "me"})
     assert _codes(refusals) == ["harness.manifest-type", "harness.manifest-type"]
-    refusals, _ = _manifest({"name": "ok", "userConfig": {"k": {"type": "string", "x": 1}}})
+    refusals, _ = _manifest({"name": "ok", "userConfig": {"k": {
+        "type": "string", "title": "K", "description": "k", "x": 1}}})
     assert _codes(refusals) == ["harness.manifest-value"]
+    refusals, _ = _manifest({"name": "ok", "userConfig": {"a-b": {"type": "string"}}})
+    assert _codes(refusals) == ["harness.manifest-value", "harness.manifest-type",
+                                "harness.manifest-type"]  # the key; title, description
+    refusals, _ = _manifest({"name": "claude-helper"})
+    assert _codes(refusals) == ["harness.name-reserved"]
     refusals, _ = _manifest({"version": "1.0.0"})
     assert _codes(refusals) == ["harness.manifest-value"]
     refusals, warnings = _manifest({"name": "Not Kebab"})
@@ -96,22 +77,24 @@ def test_plugin_json_duplicate_keys_are_refused() -> None:
     assert caught.value.codes() == ["json.duplicate-key"]
 
 
-def test_hook_fields_newer_than_the_schema_are_warnings_wrong_types_refusals() -> None:
+def test_hook_fields_the_host_knows_are_typed_others_ignored() -> None:
     refusals, warnings = Findings(), Findings()
-    hooks = hooks_from_file({"description": "d", "hooks": {"PostToolUse": [{"hooks": [
-        {"type": "command", "command": "x", "asyncRewake": True, "if": "Bash(git *)",
-         "rewakeMessage": "m"},
-        {"type": "validation", "check": "y"},
-        {"type": "mcp_tool", "server": "s", "tool": "t", "input": {}},
-        {"type": "prompt", "prompt": "p", "once": True}]}]}},
+    hooks = hooks_from_file({"description": "d", "other": 1, "hooks": {"PostToolUse": [{
+        "x": 1, "hooks": [
+            {"type": "command", "command": "x", "asyncRewake": True, "if": "Bash(git *)",
+             "rewakeMessage": "m", "rewakeSummary": "s", "holdsTools": True, "newer": 1},
+            {"type": "mcp_tool", "server": "s", "tool": "t", "input": {}, "onFailure": "x"},
+            {"type": "prompt", "prompt": "p", "once": True}]}]}},
         source="hooks.json", refusals=refusals, warnings=warnings)
-    assert not refusals and len(hooks) == 4
-    assert _codes(warnings) == ["harness.hook-field", "harness.hook-field"]
+    assert not refusals and not warnings and len(hooks) == 3
     hooks_from_file({"hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": "x", "timeout": "10"},
         {"type": "command", "command": "x", "shell": "fish"},
+        {"type": "command", "command": "x", "rewakeMessage": 3},
+        {"type": "validation", "check": "y"},
+        {"type": "http", "url": "not a url"},
         {"type": "http"}]}]}}, source="hooks.json", refusals=refusals, warnings=Findings())
-    assert _codes(refusals) == ["harness.json-schema"] * 3
+    assert _codes(refusals) == ["harness.json-schema"] * 6
     bare = Findings()
     hooks_from_file({"PreToolUse": []}, source="hooks.json", refusals=bare, warnings=Findings())
     assert _codes(bare) == ["harness.json-schema"]

@@ -59,10 +59,10 @@ def _listed(store: Path) -> dict[str, Any]:
     return {p["name"]: p for p in document["plugins"]}
 
 
-def _version(root: Path, version: str, name: str = "guard-kit") -> Path:
+def _version(root: Path, version: str, name: str = "guard-kit", *, muse: bool = False) -> Path:
     """A built harness zip of `name` at `version` (its build directory)."""
     return built_zip(root, manifest={"name": name, "version": version,
-                                     "description": f"{name} {version}"}).parent
+                                     "description": f"{name} {version}"}, muse=muse).parent
 
 
 def test_a_store_with_a_public_url_serves_a_marketplace_of_archive_sources(
@@ -206,7 +206,9 @@ def test_a_marketplace_claude_code_would_refuse_publishes_nothing(
     if case == "reserved-marketplace":
         dist = _dist(tmp_path / "dist", built_marketplace(tmp_path / "m", "claude-plugins"))
     elif case == "reserved-plugin":
-        dist = _dist(tmp_path / "dist", _version(tmp_path / "p", "1.0.0", name="claude-guard"))
+        # a Muse Code plugin may be called so (build refuses it in Claude Code's layout)
+        dist = _dist(tmp_path / "dist", _version(tmp_path / "p", "1.0.0", name="claude-guard",
+                                                 muse=True))
     elif case == "two-plugins-no-index":
         dist = _dist(tmp_path / "dist", _version(tmp_path / "a", "1.0.0"),
                      _version(tmp_path / "b", "1.0.0", name="bare"))

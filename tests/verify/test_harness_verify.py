@@ -321,20 +321,31 @@ def test_an_http_pretooluse_hook_warns(tmp_path: Path) -> None:
     assert_refused(cli("verify", out / ZIP_NAME, "--strict"), "hook.http-pretooluse")
 
 
-def test_frontmatter_that_is_not_yaml_warns_and_is_refused_only_under_strict(
-        tmp_path: Path) -> None:
+def test_frontmatter_the_host_quotes_loads_and_what_it_drops_is_named(tmp_path: Path) -> None:
     workspace = write_plugin(tmp_path / "plugin")
     (workspace / "agents" / "reviewer.md").write_text(
         "---\nname: reviewer\ndescription: Use it when: the diff is large\n---\nbody\n")
+    (workspace / "agents" / "examples.md").write_text(
+        "---\nname: examiner\ndescription: Use it when: x. Examples:\n\nContext: a diff\n"
+        "user: \"review\"\nassistant: \"ok\"\n<example>x</example>\nmodel: sonnet\n---\n"
+        "body\n")
     out = tmp_path / "out"
     built = cli("build", workspace, "--out", out)
     assert built.status == 0, built.stderr
-    assert _warning_codes(built.stderr) == ["harness.frontmatter"]
+    assert _warning_codes(built.stderr) == ["harness.frontmatter-invalid"]
+    assert "agents/examples.md" in built.stderr and "reviewer.md" not in built.stderr
     with zipfile.ZipFile(out / ZIP_NAME) as archive:
-        agent = json.loads(archive.read("catalogue.json"))["agents"][0]
-    assert agent["frontmatter"]["description"] == "Use it when: the diff is large"
-    assert agent["frontmatter_read_as"] == "line-wise"
-    assert_refused(cli("verify", out / ZIP_NAME, "--strict"), "harness.frontmatter")
+        agents = json.loads(archive.read("catalogue.json"))["agents"]
+    assert agents == [
+        {"id": "examples", "path": "agents/examples.md", "frontmatter": {},
+         "frontmatter_read_as": "dropped"},  # named after its file; no Context, user …
+        {"id": "reviewer", "path": "agents/reviewer.md", "frontmatter_read_as": "yaml-quoted",
+         "frontmatter": {"name": "reviewer", "description": "Use it when: the diff is large"}}]
+    assert_refused(cli("verify", out / ZIP_NAME, "--strict"), "harness.frontmatter-invalid")
+    host = cli("verify", out / ZIP_NAME, "--host", "claude-code@2.1.332")
+    assert_refused(host, "harness.frontmatter-invalid")
+    assert "broken on claude-code@2.1.332" in host.stderr
+    assert cli("verify", out / ZIP_NAME, "--host", "muse-code").status == 0
 
 
 def test_unchecked_and_unexecutable_hook_scripts_warn(tmp_path: Path) -> None:
@@ -346,7 +357,8 @@ def test_unchecked_and_unexecutable_hook_scripts_warn(tmp_path: Path) -> None:
     built = cli("build", workspace, "--out", out)
     assert built.status == 0, built.stderr
     assert sorted(_warning_codes(built.stderr)) == ["hook.command-unresolved",
-                                                    "hook.not-executable"]
+                                                    "hook.not-executable",
+                                                    "hook.unquoted-variable"]
     strict = cli("verify", out / ZIP_NAME, "--strict")
     assert_refused(strict, "hook.not-executable")
     assert "hook.command-unresolved" in strict.codes
@@ -354,7 +366,7 @@ def test_unchecked_and_unexecutable_hook_scripts_warn(tmp_path: Path) -> None:
 
 def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path) -> None:
     workspace = write_plugin(tmp_path / "plugin", manifest={
-        "name": PLUGIN_NAME, "version": "1.0.0", "agents": "./more-agents",
+        "name": PLUGIN_NAME, "version": "1.0.0", "agents": "./more-agents/a.md",
         "hooks": "./config/hooks.json"})
     result = cli("build", workspace, "--out", tmp_path / "out")
     assert_refused(result, "harness.path-missing")
@@ -373,7 +385,7 @@ def test_missing_manifest_components_and_unsafe_files_are_refused(tmp_path: Path
 
     refusals = Findings()
     assert read_plugin(DirectorySource(plain), refusals=refusals, warnings=Findings()) is None
-    assert [f.code.name for f in refusals] == ["harness.manifest-missing"]
+    assert [f.code.name for f in refusals] == ["harness.manifest-missing"]  # and no name
     workspace = write_plugin(tmp_path / "plugin2")
     (workspace / "commands" / "CON.md").write_text("reserved on Windows\n")
     assert_refused(cli("build", workspace, "--out", tmp_path / "out3"), "harness.file-type")

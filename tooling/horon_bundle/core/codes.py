@@ -804,15 +804,22 @@ HARNESS_MANIFEST_TYPE = register(
     "Use the type the host's manifest reference gives (docs/harness.md lists the fields).")
 HARNESS_MANIFEST_VALUE = register(
     "harness.manifest-value",
-    "A plugin.json value is malformed: a name that is not kebab-case, an empty version, a "
-    "field missing, or an unknown key inside a strict object (userConfig, channels, "
-    "lspServers, monitors).",
+    "A plugin.json value is malformed: a name that cannot name the bundle's file, a version "
+    "that cannot, a required field missing or empty, a value the host refuses (a URL, a "
+    "version range, a userConfig option key), or an unknown key inside a strict object "
+    "(userConfig options).",
     "See the field in docs/harness.md; the host refuses to load such a manifest.")
 HARNESS_MANIFEST_UNKNOWN_FIELD = register(
     "harness.manifest-unknown-field",
-    "Warning: plugin.json has a top-level field the host does not document (the host strips "
-    "it, so whatever it was meant to do does not happen).",
+    "Warning: plugin.json has a top-level field the host does not know (the host strips it, "
+    "so whatever it was meant to do does not happen), or a name that is not kebab-case.",
     "Remove the field or correct its spelling; --strict refuses it.")
+HARNESS_NAME_RESERVED = register(
+    "harness.name-reserved",
+    "The plugin's name is one Claude Code keeps for Anthropic's own plugins (claude, "
+    "anthropic, claude-…, anthropic-…, cc-plugin-…, official beside claude or anthropic) or "
+    "holds a character outside printable ASCII; the host refuses to load or install it.",
+    "Choose another name (docs/claude-marketplace.md lists the reserved names).")
 HARNESS_PATH_UNSAFE = register(
     "harness.path-unsafe",
     "A component path is absolute, lacks the ./ prefix, has `..`, a backslash or a reserved "
@@ -863,9 +870,18 @@ HARNESS_JSON_SCHEMA = register(
     "servers would run.")
 HARNESS_FRONTMATTER = register(
     "harness.frontmatter",
-    "Warning: a skill, command or agent has frontmatter that is not valid YAML (read line by "
-    "line as `key: value`, as the host does) or has none.",
-    "Quote values holding `: ` (or use a `|` block); --strict refuses it.")
+    "Warning: a skill, command or agent has no frontmatter block, frontmatter this toolchain "
+    "did not read (not UTF-8, over a work budget), or a field the host drops at load "
+    "(metadata that is not a mapping).",
+    "Start the file with a `---` block of `key: value` lines; --strict refuses it.")
+HARNESS_FRONTMATTER_INVALID = register(
+    "harness.frontmatter-invalid",
+    "Warning: a skill, command or agent has frontmatter Claude Code's validator rejects: not "
+    "YAML even once its `key: value` lines are quoted as the host quotes them, not a mapping "
+    "(the host then loads the component with every field dropped), or a name, description, "
+    "allowed-tools or shell of a type the host refuses (that field is dropped).",
+    "Quote the value (or use a `|` block) so the block is YAML; refused under --strict or "
+    "--host claude-code, whose profile marks it broken.")
 HARNESS_LIMIT = register(
     "harness.limit",
     "A harness plugin asks for more work than the reader's budgets allow, checked before the "
@@ -873,11 +889,13 @@ HARNESS_LIMIT = register(
     "declarations over their size budget (docs/threat-model.md, \"Work budgets\").",
     "No real plugin comes near the limit: list each path once. A zip that does is built to "
     "make its reader slow; do not install it.")
-HARNESS_HOOK_FIELD = register(
-    "harness.hook-field",
-    "Warning: a hook entry has a field, or a hook type, this toolchain does not know (newer "
-    "than its host schema); it is catalogued but not checked.",
-    "Check the host's hooks reference; --strict refuses it.")
+HARNESS_HOOK_MISPLACED = register(
+    "harness.hook-misplaced",
+    "PreToolUse or PermissionRequest hooks are declared outside the event map (at the top "
+    "level of plugin.json or of a hooks file, under another key, or inside a matcher group); "
+    "Claude Code refuses the plugin: a guard that is not loaded guards nothing.",
+    "Declare them under \"hooks\": {\"PreToolUse\": [{\"matcher\": …, \"hooks\": [...]}]} "
+    "(docs/harness.md).")
 HARNESS_UNKNOWN_EVENT = register(
     "harness.unknown-event",
     "A hook is declared for an event name no host profile knows (event names are "
@@ -913,6 +931,13 @@ HOOK_COMMAND_UNRESOLVED = register(
     "hook.command-unresolved",
     "Warning: a ${CLAUDE_PLUGIN_ROOT} path holds another variable, a glob or a substitution, "
     "so its file cannot be checked.", "Spell the path out; --strict refuses it.")
+HOOK_UNQUOTED_VARIABLE = register(
+    "hook.unquoted-variable",
+    "Warning: a hook's shell command uses ${CLAUDE_PLUGIN_ROOT}, ${CLAUDE_PLUGIN_DATA} or "
+    "${CLAUDE_PROJECT_DIR} outside quotes (Claude Code's validator warns too): a path with a "
+    "space splits into several words and the command fails.",
+    "Write \"${CLAUDE_PLUGIN_ROOT}/…\" in double quotes, or use the exec form (command and "
+    "args); --strict refuses it.")
 HOOK_NOT_EXECUTABLE = register(
     "hook.not-executable",
     "Warning: a hook runs a bundled script directly (not through an interpreter) but the "

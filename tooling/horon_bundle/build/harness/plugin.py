@@ -25,7 +25,7 @@ from horon_bundle.build.stale_signatures import discard_stale_signatures
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.files import staging_directory, write_atomic, write_failed, write_new
-from horon_bundle.core.hashing import Digest, copy_stream_and_hash, hash_bytes
+from horon_bundle.core.hashing import Digest, copy_stream_and_hash, hash_bytes, hash_stream
 from horon_bundle.core.strictjson import canonical_bytes
 from horon_bundle.core.tree import TreeFile
 from horon_bundle.model import checksums
@@ -37,12 +37,14 @@ from horon_bundle.model.harness.layout import (
     PROVENANCE_NAME,
     RESERVED,
 )
+from horon_bundle.model.harness.manifest import content_version
 from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.model.harness.reader import read_plugin
 from horon_bundle.model.harness.ref import BundleRef, ref_path
 from horon_bundle.model.harness.statement import HarnessFacts, harness_statement
 from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, condense, lint, promote
+from horon_bundle.rules.harness_quoting import judge_quoting
 from horon_bundle.verify import limits
 from horon_bundle.verify.harness.judge import judge_harness
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
@@ -96,21 +98,18 @@ def _judge(root: Path, source: WorkspaceFiles, request: HarnessBuildRequest,
     files = source.files
     refusals, warnings = Findings(), Findings()
     _refuse_over_zip_limits(root, files, entry)
-    contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry)
+    contents = read_plugin(source, refusals=refusals, warnings=warnings, entry=entry,
+                           name=root.name, content_version=lambda: _content_version(source))
     if refusals:
         raise Refused(condense(refusals))
     assert contents is not None
     catalogue, manifest = contents.catalogue, contents.manifest
+    warnings.extend(judge_quoting(catalogue.hooks))
     listed_version = entry.get("version") if entry is not None else None
     if isinstance(listed_version, str) and manifest.version not in (None, listed_version):
         warnings.add(codes.MARKETPLACE_VERSION,
                      f"{catalogue.name}: plugin.json says {manifest.version}, the marketplace "
                      f"entry {listed_version}; built and pinned as {manifest.version}")
-    if not catalogue.version:
-        refusals.add(codes.HARNESS_MANIFEST_VALUE,
-                     f"{catalogue.name}: no version in plugin.json"
-                     f"{' or its marketplace entry' if entry is not None else ''}: a bundle "
-                     "is pinned by name and version")
     profiles = shipped_profiles()
     event_refusals, event_warnings = judge_events(catalogue, profiles, request.host)
     refusals.extend(event_refusals)
@@ -150,6 +149,16 @@ def _refuse_over_zip_limits(root: Path, files: dict[str, TreeFile],
                           f"{root.name}: its zip would unpack into {unpacked} files and "
                           f"directories, and an unpacked harness bundle holds at most "
                           f"{limits.HARNESS_MAX_ENTRIES}", hint)
+
+
+def _content_version(source: WorkspaceFiles) -> str:
+    """The version made from the plugin's files (read once more: only a plugin that nothing
+    versions needs it)."""
+    digests = {}
+    for path in source.files:
+        with source.open(path) as stream:
+            digests[path] = hash_stream(stream).sha256  # type: ignore[arg-type]
+    return content_version(digests)
 
 
 def _reader(source: WorkspaceFiles) -> Any:

@@ -1,21 +1,28 @@
-"""Markdown frontmatter read the way harness hosts read it: YAML first, then line by line.
+"""Markdown frontmatter read the way Claude Code reads it (the pinned host, 2.1.332).
 
-Real plugins ship frontmatter that is not YAML (an unquoted `: ` inside a long description is
-the common case). Hosts still load those files, reading `key: value` lines; so does this
-reader, with a warning, never a refusal. Values are kept as written: a YAML scalar becomes a
-JSON string, boolean, null or safe integer when YAML resolves it so, and its source text
-otherwise (floats, dates, negative or huge integers), so the catalogue is strict JSON that
-the toolchain's own reader accepts.
+The host takes the block between the first line `---` and the next `---` (anywhere after it),
+parses it as YAML, and when that fails parses it once more after double-quoting each
+`key: value` line whose value holds a YAML-special character (`quote_special_values`, its
+rule to the character: `description: Use this when: things happen` loads). What fails both
+parses is dropped: the component loads with no frontmatter (an agent named after its file),
+and `claude plugin validate` rejects it. A document that parses to something other than a
+mapping is dropped the same way. So does this reader, with a YAML parser and no other
+fallback: nothing is read line by line, no key is invented.
 
-YAML here is PyYAML's pure-Python safe loader, about 1 MB/s, and quadratic in flow nesting
-(its scanner revisits every open `[`/`{` per token: 20,000 nested brackets cost a second).
-Each node costs it some 50 µs. So the work is budgeted before and while it is done
+Scalars resolve as the host's YAML 1.2 parser resolves them (the core schema: `yes` and `on`
+are strings, `0x1F` and `1.` are numbers). Values are kept as the host loads them, written so
+the catalogue is strict JSON: strings, booleans, null and non-negative safe integers as JSON,
+other numbers as their source text.
+
+YAML here is PyYAML's pure-Python loader, about 1 MB/s, and quadratic in flow nesting (its
+scanner revisits every open `[`/`{` per token: 20,000 nested brackets cost a second). Each
+node costs it some 50 µs. So the work is budgeted before and while it is done
 (docs/threat-model.md, "Work budgets"): a block over `MAX_FRONTMATTER_BYTES`, nesting deeper
 than `MAX_DEPTH` (counted by the scanner as it opens each level, so quoting cannot hide one),
 more than `MAX_NODES` nodes (counted while composing, and while walking what aliases expand
-to), or met once one read's `MAX_RUN_BYTES` (of text YAML scanned) or `MAX_RUN_NODES` are
-spent, is read no further: a warning naming the file, its fields unread. Each distinct block
-is parsed once per `FrontmatterReader` (one read of a plugin), however many files repeat it.
+to), or met once one read's `MAX_RUN_BYTES` (of text YAML scanned, both parses counted) or
+`MAX_RUN_NODES` are spent, is read no further: a warning naming the file, its fields unread.
+Each distinct block is parsed once per `FrontmatterReader` (one read of a plugin).
 """
 
 from __future__ import annotations
@@ -35,20 +42,27 @@ MAX_NODES = 4096  # one block's nodes, composed and walked (aliases expand a sma
 MAX_DEPTH = 16  # block indentation levels and flow levels, each
 # per read of a plugin (every skill, command and agent together): about half a second of
 # PyYAML each, bytes counted as far as YAML scanned them (a block refused at its 17th bracket
-# costs 17; one read line by line costs all of it); a real plugin uses a few hundred bytes
-# and some twenty nodes per component
+# costs 17; a block parsed twice costs both); a real plugin uses a few hundred bytes and some
+# twenty nodes per component
 MAX_RUN_BYTES = 512 << 10
 MAX_RUN_NODES = 10_000
-_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)")
-_END = re.compile(r"^(?:---|\.\.\.)[ \t]*(?=\n|\Z)", re.MULTILINE)
 _MAX_SAFE = 2**53 - 1
+# the host's block: `^---\s*\n([\s\S]*?)---\s*\n?` after a byte order mark is dropped
+_BLOCK = re.compile(r"---[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+                    r"\ufeff]*\n(.*?)---", re.DOTALL)
+# its second chance, line by line: `key: value` with a key of letters, `_` and `-` only
+_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_KEY_VALUE = re.compile(rf"([a-zA-Z_-]+):[{_SPACE}]+([^{_SPACE}][^\n\r\u2028\u2029]*)")
+_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_LEADING_TABS = re.compile(r"(?:^|(?<=[\n\r\u2028\u2029]))\t+")
 
-YAML, LINE_WISE, NONE = "yaml", "line-wise", "none"
+YAML, QUOTED, DROPPED, NONE = "yaml", "yaml-quoted", "dropped", "none"
 
 
 @dataclass(frozen=True, slots=True)
 class Frontmatter:
-    """The mapping a host sees, how it was read (yaml, line-wise, none) and why not YAML."""
+    """The mapping the host loads, how it was read (yaml, yaml-quoted: on the host's second
+    parse, dropped: by the host, none: not read here), and why it is not plain YAML."""
 
     values: dict[str, Any]
     read_as: str
@@ -60,7 +74,7 @@ class Frontmatter:
 
 
 class _NotPlain(Exception):
-    """YAML the catalogue cannot hold as it is: read line by line instead."""
+    """YAML the catalogue cannot hold as it is (a key that is not a scalar)."""
 
 
 class OverBudget(Exception):
@@ -68,14 +82,42 @@ class OverBudget(Exception):
 
 
 def split(text: str) -> str | None:
-    """The frontmatter block of a Markdown document (None when it has none)."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    if not text.startswith("---\n") and text.rstrip("\n") != "---":
-        return None
-    end = _END.search(text, 4)
-    if end is None:
-        return None
-    return text[4:end.start()]
+    """The frontmatter block of a Markdown document, as the host cuts it (None: it has none).
+    Line ends are kept as written: the host does not fold `\\r\\n`."""
+    text = text.removeprefix("\ufeff")
+    found = _BLOCK.match(text)
+    return found.group(1) if found is not None else None
+
+
+def quote_special_values(block: str, is_sequence: Any = None) -> str:
+    """The host's second chance at a block: each line `key: value` (a key of ASCII letters,
+    `_` and `-`) whose value is not already quoted, is not a flow sequence, and holds one of
+    `{}[]*&#!|>%@` or a backtick or `: `, becomes `key: "value"` with `\\` and `"` escaped;
+    then every tab leading a line becomes two spaces. A line ending in `\\r`, an indented
+    line, a continuation line are left as they are."""
+    lines = []
+    for line in block.split("\n"):
+        found = _KEY_VALUE.fullmatch(line)
+        written = line
+        if found is not None:
+            key, value = found.groups()
+            quoted = (value[0] == value[-1] == '"') or (value[0] == value[-1] == "'")
+            listed = (value.startswith("[") and value.endswith("]") and is_sequence is not None
+                      and is_sequence(value))
+            if not quoted and not listed and _SPECIAL.search(value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                written = f'{key}: "{escaped}"'
+        lines.append(written)
+    return _LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), "\n".join(lines))
+
+
+@dataclass(slots=True)
+class _Work:
+    """What one block's reading cost: nodes composed or walked, characters YAML scanned."""
+
+    allowance: int
+    nodes: int = 0
+    scanned: int = 0
 
 
 @dataclass(slots=True)
@@ -105,9 +147,10 @@ class FrontmatterReader:
         left = MAX_RUN_NODES - self.spent_nodes
         if self.spent_bytes >= MAX_RUN_BYTES or left <= 0:
             return Frontmatter({}, NONE, SPENT)
-        result, used, scanned = _parse(block, min(MAX_NODES, left))
-        self.spent_nodes += used
-        self.spent_bytes += len(block[:scanned].encode("utf-8"))
+        work = _Work(min(MAX_NODES, left))
+        result = _parse(block, work)
+        self.spent_nodes += work.nodes
+        self.spent_bytes += work.scanned
         self.parsed[key] = result
         return result
 
@@ -122,56 +165,80 @@ def parse_markdown(data: bytes) -> Frontmatter:
 
 
 def parse_block(block: str) -> Frontmatter:
-    return _parse(block, MAX_NODES)[0]
+    return _parse(block, _Work(MAX_NODES))
 
 
-def _parse(block: str, allowance: int) -> tuple[Frontmatter, int, int]:
-    """The block read within `allowance` nodes; the nodes it took (composed, or walked where
-    aliases expand to more) and how many of its characters were read (as far as YAML scanned
-    them; all of them when it is read line by line)."""
+def _parse(block: str, work: _Work) -> Frontmatter:
+    """The block as the host loads it, within `work`'s allowance (what it cost goes there)."""
     import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
 
-    if not block.strip():
-        return Frontmatter({}, YAML), 0, len(block)
-    composed, walked = [0, 0], [0]  # nodes composed, characters scanned; nodes walked
     try:
-        node = _compose(block, allowance, composed)
-        if node is None:
-            return Frontmatter({}, YAML), composed[0], composed[1]
-        values = _mapping(_as_mapping(node), walked, 0, allowance)
+        try:
+            return _loaded(block, work, YAML)
+        except (yaml.YAMLError, _NotPlain):
+            pass
+        second = quote_special_values(block, lambda value: _is_sequence(value, work))
+        try:
+            return _loaded(second, work, QUOTED)
+        except (yaml.YAMLError, _NotPlain) as exc:
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return Frontmatter({}, DROPPED, f"not YAML, not even with its `key: value` lines "
+                                            f"quoted as the host quotes them: {problem[:160]}")
     except OverBudget as exc:
-        why = SPENT if allowance < MAX_NODES and "nodes" in str(exc) else str(exc)
-        return (Frontmatter({}, NONE, f"frontmatter over its budget: {why}"),
-                max(composed[0], walked[0]), composed[1])
+        why = SPENT if work.allowance < MAX_NODES and "nodes" in str(exc) else str(exc)
+        return Frontmatter({}, NONE, f"frontmatter over its budget: {why}")
     except RecursionError:
-        return (Frontmatter({}, NONE, "frontmatter over its budget: nested too deeply"),
-                allowance, len(block))
-    except (yaml.YAMLError, _NotPlain) as exc:
-        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return (Frontmatter(_line_wise(block), LINE_WISE, problem[:160]), composed[0],
-                len(block))  # read line by line: all of it
-    return Frontmatter(values, YAML), max(composed[0], walked[0]), composed[1]
+        work.nodes = work.allowance
+        return Frontmatter({}, NONE, "frontmatter over its budget: nested too deeply")
 
 
-def _compose(block: str, allowance: int, composed: list[int]) -> yaml.Node | None:
-    loader: Any = _bounded_loader()(block)
-    loader.allowance = allowance
+def _loaded(text: str, work: _Work, read_as: str) -> Frontmatter:
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
+    node = _compose(text, work)
+    if node is None:
+        return Frontmatter({}, read_as)
+    if not isinstance(node, yaml.MappingNode):
+        what = "a list" if isinstance(node, yaml.SequenceNode) else "a single value"
+        return Frontmatter({}, DROPPED, f"{what}, not a mapping of `key: value`")
+    walked = [0]
+    values = _mapping(node, walked, 0, work.allowance)
+    work.nodes = max(work.nodes, walked[0])
+    return Frontmatter(values, read_as)
+
+
+def _is_sequence(value: str, work: _Work) -> bool:
+    """Whether a `[ … ]` value alone is a YAML sequence (the host leaves those unquoted)."""
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
+    try:
+        return isinstance(_compose(value, work), yaml.SequenceNode)
+    except (yaml.YAMLError, _NotPlain):
+        return False
+
+
+def _compose(text: str, work: _Work) -> yaml.Node | None:
+    loader: Any = _bounded_loader()(text)
+    loader.allowance = work.allowance
+    loader.nodes = work.nodes
     try:
         node: yaml.Node | None = loader.get_single_node()
         return node
     finally:
-        composed[0], composed[1] = loader.nodes, loader.index
+        work.nodes, work.scanned = loader.nodes, work.scanned + loader.index
         loader.dispose()
 
 
 @functools.cache
 def _bounded_loader() -> type[yaml.SafeLoader]:
-    """The safe loader, counting its own work: indentation levels, flow levels and nodes."""
+    """The safe loader resolving plain scalars by YAML 1.2's core schema (as the host's parser
+    does), counting its own work: indentation levels, flow levels and nodes."""
     import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
 
     class BoundedLoader(yaml.SafeLoader):
         nodes = 0
         allowance = MAX_NODES
+        yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML's class table
 
         def add_indent(self, column: int) -> bool:
             if len(self.indents) >= MAX_DEPTH and self.indent < column:
@@ -189,15 +256,17 @@ def _bounded_loader() -> type[yaml.SafeLoader]:
                 raise OverBudget(f"more than {self.allowance} YAML nodes")
             return super().compose_node(parent, index)
 
+    core = {
+        "bool": (r"true|True|TRUE|false|False|FALSE", "tTfF"),
+        "null": (r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+        "int": (r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+        "float": (r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                  r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+.0123456789"),
+    }
+    for name, (pattern, first) in core.items():
+        BoundedLoader.add_implicit_resolver(f"tag:yaml.org,2002:{name}",
+                                            re.compile(rf"^(?:{pattern})$"), list(first))
     return BoundedLoader
-
-
-def _as_mapping(node: yaml.Node) -> yaml.MappingNode:
-    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
-
-    if not isinstance(node, yaml.MappingNode):
-        raise _NotPlain("not a mapping")
-    return node
 
 
 def _count(budget: list[int], allowance: int) -> None:
@@ -208,6 +277,7 @@ def _count(budget: list[int], allowance: int) -> None:
 
 def _mapping(node: yaml.MappingNode, budget: list[int], depth: int,
              allowance: int) -> dict[str, Any]:
+    """A mapping as the host loads it: keys as written, the last of two equal keys wins."""
     import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
 
     if depth > MAX_DEPTH:
@@ -217,10 +287,8 @@ def _mapping(node: yaml.MappingNode, budget: list[int], depth: int,
         _count(budget, allowance)
         if not isinstance(key_node, yaml.ScalarNode):
             raise _NotPlain("a key that is not a scalar")
-        key = str(key_node.value)
-        if key in result:
-            raise _NotPlain(f"key {key!r} appears twice")
-        result[key] = _value(value_node, budget, depth + 1, allowance)
+        result.pop(str(key_node.value), None)  # the last one wins, in its place
+        result[str(key_node.value)] = _value(value_node, budget, depth + 1, allowance)
     return result
 
 
@@ -236,40 +304,11 @@ def _value(node: yaml.Node, budget: list[int], depth: int, allowance: int) -> An
         return [_value(item, budget, depth + 1, allowance) for item in node.value]
     assert isinstance(node, yaml.ScalarNode)
     tag = node.tag.rsplit(":", 1)[-1]
-    if tag == "bool":
-        return bool(yaml.SafeLoader.bool_values[node.value.lower()])
+    text = str(node.value)
+    if tag == "bool" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
     if tag == "null":
         return None
-    if tag == "int":
-        try:
-            number = int(node.value.replace("_", ""), 0) if node.value.isascii() else None
-        except ValueError:
-            number = None
-        if number is not None and 0 <= number <= _MAX_SAFE and node.value.isdigit():
-            return number
-    return str(node.value)
-
-
-def _line_wise(block: str) -> dict[str, Any]:
-    """`key: value` per line; a line that starts no key continues the previous value; the first
-    occurrence of a key wins (later ones are ignored)."""
-    parts: dict[str, list[str]] = {}  # joined at the end: appending in place is quadratic
-    current: list[str] | None = None
-    for line in block.split("\n"):
-        match = _KEY_LINE.fullmatch(line)
-        if match is not None:
-            key, value = match.group(1), (match.group(2) or "").strip()
-            if key in parts:
-                current = None
-                continue
-            unquoted = _unquote(value)
-            current = parts[key] = [unquoted] if unquoted else []
-        elif current is not None and line.strip():
-            current.append(line.strip())
-    return {key: "\n".join(lines) for key, lines in parts.items()}
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
+    if tag == "int" and text.isascii() and text.isdigit() and int(text) <= _MAX_SAFE:
+        return int(text)
+    return text

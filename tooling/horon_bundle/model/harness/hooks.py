@@ -2,11 +2,13 @@
 inline `hooks`), read the way the host reads it.
 
 The file is `{"hooks": {<Event>: [{"matcher": …, "hooks": [<hook>, …]}]}, "description": …}`;
-inline in plugin.json it is the event map itself. Each hook is validated against the host's
-schema where the field is known (Claude Code 2.1.332's settings schema: command, http, prompt,
-agent and mcp_tool hooks); a field or hook type newer than that is kept and listed as a
-warning, never refused. A known field of the wrong type is refused: the host would refuse the
-whole file, and none of its hooks would run.
+inline in plugin.json it is the event map itself. Each hook is validated against the hook
+schema of Claude Code 2.1.332 (the pinned host: its `claude plugin validate`, asked field by
+field): command, http, prompt, agent and mcp_tool hooks, each field the host types. A field
+the host does not know is ignored, as the host ignores it (no warning: the host gives none).
+A known field of the wrong type, a missing required field or an unknown hook type is refused:
+the host refuses a PreToolUse or PermissionRequest hook so (and the plugin with it) and drops
+any other, which then never runs — a guard that cannot run is what this refuses on purpose.
 """
 
 from __future__ import annotations
@@ -17,27 +19,29 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings
 from horon_bundle.core.fields import describe_value
+from horon_bundle.model.harness.host_values import url_problem
 
-_STRING, _BOOL, _NUMBER, _STRINGS, _OBJECT, _STRING_MAP = (
+_STRING, _BOOL, _NUMBER, _STRINGS, _OBJECT, _STRING_MAP, _ANY = (
     "a string", "a boolean", "a positive number", "an array of strings", "an object",
-    "an object of strings")
+    "an object of strings", "anything")
 _COMMON = {"type": _STRING, "if": _STRING, "timeout": _NUMBER, "statusMessage": _STRING,
            "once": _BOOL}
-# per type: its required fields and every field the schema defines
+# per type: its required fields and every field the host's schema types
 SCHEMA: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "command": (("command",), {**_COMMON, "command": _STRING, "args": _STRINGS,
                                "shell": _STRING, "onFailure": _STRING, "async": _BOOL,
-                               "asyncRewake": _BOOL}),
+                               "asyncRewake": _BOOL, "holdsTools": _BOOL,
+                               "rewakeMessage": _STRING, "rewakeSummary": _STRING}),
     "http": (("url",), {**_COMMON, "url": _STRING, "onFailure": _STRING,
                         "headers": _STRING_MAP, "allowedEnvVars": _STRINGS}),
     "prompt": (("prompt",), {**_COMMON, "prompt": _STRING, "model": _STRING,
                              "continueOnBlock": _BOOL}),
     "agent": (("prompt",), {**_COMMON, "prompt": _STRING, "model": _STRING}),
+    # an mcp_tool hook's onFailure takes any value (another than continue reads as block)
     "mcp_tool": (("server", "tool"), {**_COMMON, "server": _STRING, "tool": _STRING,
-                                      "input": _OBJECT, "onFailure": _STRING}),
+                                      "input": _OBJECT, "onFailure": _ANY}),
 }
 _ENUMS = {"shell": ("bash", "powershell"), "onFailure": ("continue", "block")}
-_GROUP_FIELDS = {"matcher", "hooks"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +98,8 @@ def count_hooks(events: object) -> int:
 
 def hooks_from_file(document: object, *, source: str, refusals: Findings,
                     warnings: Findings) -> list[Hook]:
-    """A hooks file: `{"hooks": {...}}` with an optional top-level `description`."""
+    """A hooks file: `{"hooks": {...}}` with an optional top-level `description` (any other
+    top-level field is ignored, as the host ignores it)."""
     if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
         got = describe_value(document) if not isinstance(document, dict) else "no hooks object"
         refusals.add(codes.HARNESS_JSON_SCHEMA,
@@ -102,9 +107,6 @@ def hooks_from_file(document: object, *, source: str, refusals: Findings,
         return []
     if "description" in document and not isinstance(document["description"], str):
         refusals.add(codes.HARNESS_JSON_SCHEMA, f"{source}: description: expected a string")
-    for key in sorted(set(document) - {"hooks", "description"}):
-        warnings.add(codes.HARNESS_HOOK_FIELD, f"{source}: {key}: top-level field the host "
-                                               "does not document")
     return events_map(document["hooks"], source=source, where="hooks", refusals=refusals,
                       warnings=warnings)
 
@@ -138,9 +140,6 @@ def _group(event: str, group: object, source: str, where: str, *, refusals: Find
                      f"{source}: {where}.matcher: expected a string, got "
                      f"{describe_value(matcher)}")
         matcher = None
-    for key in sorted(set(group) - _GROUP_FIELDS):
-        warnings.add(codes.HARNESS_HOOK_FIELD,
-                     f"{source}: {where}.{key}: matcher-group field the host does not document")
     entries = group.get("hooks")
     if not isinstance(entries, list):
         refusals.add(codes.HARNESS_JSON_SCHEMA,
@@ -169,11 +168,10 @@ def _hook(event: str, matcher: str | None, entry: object, *, source: str, where:
         return None
     schema = SCHEMA.get(kind)
     if schema is None:
-        warnings.add(codes.HARNESS_HOOK_FIELD,
-                     f"{source}: {where}: hook type {kind!r} is not one this toolchain knows "
-                     f"({', '.join(SCHEMA)}); catalogued, not checked")
-        return Hook(event=event, matcher=matcher, type=kind, source=source, where=where,
-                    fields=dict(entry))
+        refusals.add(codes.HARNESS_JSON_SCHEMA,
+                     f"{source}: {where}: unknown hook type {kind!r} (the host knows "
+                     f"{', '.join(SCHEMA)}): it never runs")
+        return None
     required, known = schema
     for key in required:
         if key not in entry:
@@ -181,11 +179,9 @@ def _hook(event: str, matcher: str | None, entry: object, *, source: str, where:
                          f"{source}: {where}: a {kind} hook needs {key!r}")
     for key, value in entry.items():
         expected = known.get(key)
-        if expected is None:
-            warnings.add(codes.HARNESS_HOOK_FIELD,
-                         f"{source}: {where}.{key}: field a {kind} hook does not document "
-                         "(newer than the schema?); not checked")
-        elif not _is(value, expected):
+        if expected is None or expected == _ANY:
+            continue  # ignored by the host
+        if not _is(value, expected):
             refusals.add(codes.HARNESS_JSON_SCHEMA,
                          f"{source}: {where}.{key}: expected {expected}, got "
                          f"{describe_value(value)}")
@@ -193,6 +189,8 @@ def _hook(event: str, matcher: str | None, entry: object, *, source: str, where:
             refusals.add(codes.HARNESS_JSON_SCHEMA,
                          f"{source}: {where}.{key}: {value!r} is not one of "
                          f"{', '.join(_ENUMS[key])}")
+        elif key == "url" and (problem := url_problem(value)) is not None:
+            refusals.add(codes.HARNESS_JSON_SCHEMA, f"{source}: {where}.url: {value!r} {problem}")
     return Hook(event=event, matcher=matcher, type=kind, source=source, where=where,
                 fields=dict(entry))
 

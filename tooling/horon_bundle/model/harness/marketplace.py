@@ -12,6 +12,7 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import describe_value
 from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
+from horon_bundle.model.harness.host_names import plugin_name_problem
 from horon_bundle.model.harness.layout import MAX_JSON_BYTES, component_path
 from horon_bundle.model.harness.manifest import VERSION, name_problem
 
@@ -57,6 +58,9 @@ def parse_marketplace(data: bytes, *, source: str) -> Marketplace:
         plugin_name = entry["name"]
         if problem := name_problem(plugin_name):
             findings.add(codes.MARKETPLACE_INVALID, f"{where}: name {plugin_name!r}: {problem}")
+            continue
+        if (reserved := plugin_name_problem(plugin_name)) is not None:
+            findings.add(codes.HARNESS_NAME_RESERVED, f"{where}: name {plugin_name!r} {reserved}")
             continue
         if plugin_name in seen:
             findings.add(codes.MARKETPLACE_INVALID, f"{where}: {plugin_name!r} listed twice")

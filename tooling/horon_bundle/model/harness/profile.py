@@ -1,5 +1,6 @@
 """Host profiles (format horon.host-profile.v1): which hook events a host, at one version,
-fires, understands without firing, or lacks, and which lint findings are broken there.
+fires, understands without firing, or lacks, and which warnings are broken there (refused
+under `--host`: lint's, and frontmatter its own validator rejects).
 
 Shipped profiles are data files of this package (`profiles/<host>@<version>.json`); a user
 passes their own with `--host FILE`, read just as strictly (docs/harness.md).
@@ -24,8 +25,10 @@ MAX_PROFILE_BYTES = 1 << 20
 HOST = re.compile(r"[a-z][a-z0-9-]{0,62}")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 EVENT = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
-# the lint findings a profile may mark as broken on its host (refusals under --host)
-BREAKABLE = ("hook.env-credential", "hook.permission-ask", "hook.http-pretooluse")
+# the warnings a profile may mark as broken on its host (refusals under --host): lint's, and
+# frontmatter the host's own validator rejects
+BREAKABLE = ("hook.env-credential", "hook.permission-ask", "hook.http-pretooluse",
+             "harness.frontmatter-invalid")
 _LISTS = ("fired", "understood", "absent")
 
 

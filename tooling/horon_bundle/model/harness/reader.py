@@ -3,6 +3,10 @@ skills, commands, agents, hooks and MCP servers in their default places and wher
 manifest points. Pure: it sees files through `PluginFiles`, so a workspace, a staged copy and
 a zip are read by the same code.
 
+A plugin needs no manifest and no version, as for the host: without plugin.json its metadata
+comes from its marketplace entry, else its name from its directory (`name`); without a version
+anywhere, its version is made from its content (`content_version`, docs/harness.md).
+
 Work is budgeted by input size (docs/threat-model.md, "Work budgets"): the file list is indexed
 once (`FileIndex`), each manifest path is a lookup, each component file is read and its
 frontmatter parsed once per read of the plugin, under the frontmatter reader's budgets.
@@ -11,8 +15,8 @@ frontmatter parsed once per read of the plugin, under the frontmatter reader's b
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from horon_bundle.core import codes
@@ -21,7 +25,9 @@ from horon_bundle.core.strictjson import read_json
 from horon_bundle.model.harness import frontmatter as fm
 from horon_bundle.model.harness.catalogue import Catalogue, Component
 from horon_bundle.model.harness.file_index import FileIndex
+from horon_bundle.model.harness.frontmatter_fields import judge_fields
 from horon_bundle.model.harness.hooks import Hook, count_hooks, events_map, hooks_from_file
+from horon_bundle.model.harness.host_values import misplaced_guards
 from horon_bundle.model.harness.layout import (
     COMPONENT_DEFAULTS,
     HOOKS_DEFAULT,
@@ -36,7 +42,11 @@ from horon_bundle.model.harness.layout import (
     MAX_TEXT_BYTES,
     MCP_DEFAULT,
 )
-from horon_bundle.model.harness.manifest import PluginManifest, manifest_from_object
+from horon_bundle.model.harness.manifest import (
+    PluginManifest,
+    judge_name,
+    manifest_from_object,
+)
 from horon_bundle.model.harness.mcp import McpServer, servers_from_file, servers_map
 
 _MARKETPLACE_ONLY = {"source", "category", "tags", "strict"}
@@ -77,23 +87,29 @@ class _Plugin:
     frontmatter: fm.FrontmatterReader
     read: dict[str, fm.Frontmatter]
     json_bytes: int = 0  # JSON parsed so far, within MAX_RUN_JSON_BYTES
+    judged: set[tuple[str, str]] = field(default_factory=set)  # (path, kind) warned about
 
     def read_small(self, path: str, limit: int) -> bytes:
         return self.source.read_small(path, limit)
 
 
 def read_plugin(source: PluginFiles, *, refusals: Findings, warnings: Findings,
-                entry: dict[str, Any] | None = None) -> PluginContents | None:
+                entry: dict[str, Any] | None = None, name: str | None = None,
+                content_version: Callable[[], str] | None = None) -> PluginContents | None:
     """The plugin's manifest and catalogue; None when refused (reasons in `refusals`).
 
     `entry` is the plugin's marketplace entry, if it was listed in one: the host takes the
-    metadata a plugin without a manifest lacks from it (plugin.json wins where both say)."""
+    metadata a plugin without a manifest lacks from it (plugin.json wins where both say).
+    `name` names a plugin with neither (its directory's name); `content_version` makes the
+    version of a plugin none of them versions (called only then)."""
     files = source.files
     plugin = _Plugin(source=source, files=files, index=FileIndex(files), warnings=warnings,
                      frontmatter=fm.FrontmatterReader(), read={})
-    manifest = _manifest(plugin, refusals, warnings, entry)
+    manifest = _manifest(plugin, refusals, warnings, entry, name)
     if manifest is None:
         return None
+    if manifest.version is None and content_version is not None:
+        manifest = replace(manifest, version=content_version(), version_from="content")
     before = len(refusals)
     skills = _skills(plugin, manifest, refusals)
     commands = _markdown_components(plugin, manifest, "commands", refusals)
@@ -135,17 +151,26 @@ def _json(source: _Plugin, path: str, refusals: Findings) -> object | None:
 
 
 def _manifest(source: _Plugin, refusals: Findings, warnings: Findings,
-              entry: dict[str, Any] | None) -> PluginManifest | None:
+              entry: dict[str, Any] | None, name: str | None) -> PluginManifest | None:
     found = [p for p in _manifest_paths() if p in source.files]
     if not found:
-        if entry is None:
+        if entry is not None:
+            document = {k: v for k, v in entry.items() if k not in _MARKETPLACE_ONLY}
+            _misplaced(document, f"marketplace entry {entry.get('name')!r}", refusals)
+            return manifest_from_object(document, source="marketplace entry "
+                                        f"{entry.get('name')!r}", host="claude-code",
+                                        refusals=refusals, warnings=warnings)
+        if name is None:
             refusals.add(codes.HARNESS_MANIFEST_MISSING,
-                         f"no {' or '.join(_manifest_paths())} in the plugin")
+                         f"no {' or '.join(_manifest_paths())} in the plugin, and no name for "
+                         "it")
             return None
-        document = {k: v for k, v in entry.items() if k not in _MARKETPLACE_ONLY}
-        return manifest_from_object(document, source="marketplace entry "
-                                    f"{entry.get('name')!r}", host="claude-code",
-                                    refusals=refusals, warnings=warnings)
+        before = len(refusals)  # named as the host names it: after its directory
+        judge_name(name, source="the plugin's directory name", host="claude-code",
+                   refusals=refusals, warnings=warnings)
+        return None if len(refusals) > before else PluginManifest(
+            name=name, version=None, description=None, host="claude-code",
+            version_from="none", named_from="directory")
     manifests = []
     for path in found:
         raw = _json(source, path, refusals)
@@ -154,6 +179,7 @@ def _manifest(source: _Plugin, refusals: Findings, warnings: Findings,
         if not isinstance(raw, dict):
             refusals.add(codes.HARNESS_MANIFEST_TYPE, f"{path}: expected an object")
             continue
+        _misplaced(raw, path, refusals)
         parsed = manifest_from_object(raw, source=path,
                                       host=MANIFEST_DIRS[path.split("/")[0]],
                                       refusals=refusals, warnings=warnings, fallback=entry)
@@ -169,6 +195,15 @@ def _manifest(source: _Plugin, refusals: Findings, warnings: Findings,
                          f"{first.name} {first.version}: one bundle, one name and version")
             return None
     return first
+
+
+def _misplaced(document: object, where: str, refusals: Findings, *,
+               events: bool = False) -> None:
+    for path in misplaced_guards(document, events=events):
+        refusals.add(codes.HARNESS_HOOK_MISPLACED,
+                     f"{where}: {path}: PreToolUse/PermissionRequest hooks declared outside "
+                     "the event map: Claude Code refuses the plugin (a guard that is not "
+                     "loaded guards nothing)")
 
 
 def _component_roots(source: _Plugin, manifest: PluginManifest, kind: str,
@@ -202,16 +237,45 @@ def _read_frontmatter(source: _Plugin, path: str) -> fm.Frontmatter:
         parsed = fm.Frontmatter({}, fm.NONE, f"larger than {MAX_TEXT_BYTES} bytes")
     else:
         parsed = source.frontmatter.parse_markdown(source.read_small(path, MAX_TEXT_BYTES))
-    if parsed.problem is not None:
-        how = "read line by line" if parsed.read_as == fm.LINE_WISE else "no frontmatter read"
-        source.warnings.add(codes.HARNESS_FRONTMATTER, f"{path}: {parsed.problem} ({how})")
+    if parsed.read_as == fm.DROPPED:
+        source.warnings.add(codes.HARNESS_FRONTMATTER_INVALID,
+                            f"{path}: frontmatter {parsed.problem}: Claude Code loads it with "
+                            "every field dropped (an agent named after its file), and its "
+                            "validator rejects it")
+    elif parsed.problem is not None:
+        source.warnings.add(codes.HARNESS_FRONTMATTER,
+                            f"{path}: {parsed.problem} (no frontmatter read)")
     source.read[path] = parsed
     return parsed
+
+
+def _component(source: _Plugin, path: str, kind: str, default_id: str | None) -> Component:
+    """A skill, command or agent: its frontmatter as the host loads it for that kind."""
+    parsed = _read_frontmatter(source, path)
+    judged = judge_fields(parsed.values, kind)
+    if (path, kind) not in source.judged:
+        source.judged.add((path, kind))
+        for problem in judged.rejected:
+            source.warnings.add(codes.HARNESS_FRONTMATTER_INVALID,
+                                f"{path}: {problem}: Claude Code's validator rejects it and "
+                                "the field is not loaded")
+        for problem in judged.ignored:
+            source.warnings.add(codes.HARNESS_FRONTMATTER, f"{path}: {problem}")
+    name = judged.values.get("name")
+    named = name if isinstance(name, str) and name.strip() else None
+    stem = posixpath.basename(path)[:-3]
+    return Component(id=default_id or named or stem, path=path, frontmatter=judged.values,
+                     read_as=parsed.read_as)
 
 
 def _skills(source: _Plugin, manifest: PluginManifest, refusals: Findings) -> list[Component]:
     found: dict[str, Component] = {}
     for root in _component_roots(source, manifest, "skills", refusals):
+        if root in source.index:
+            refusals.add(codes.HARNESS_MANIFEST_VALUE,
+                         f"plugin.json skills: ./{root} is a file; a skills entry is a "
+                         "directory holding SKILL.md (or skill directories)")
+            continue
         direct = posixpath.join(root, "SKILL.md") if root else "SKILL.md"
         if direct in source.index:
             candidates = [direct]
@@ -224,9 +288,7 @@ def _skills(source: _Plugin, manifest: PluginManifest, refusals: Findings) -> li
                 continue
             directory = posixpath.dirname(path)
             skill_id = posixpath.basename(directory) if directory else manifest.name
-            parsed = _read_frontmatter(source, path)
-            found[path] = Component(id=skill_id, path=path, frontmatter=parsed.values,
-                                    read_as=parsed.read_as)
+            found[path] = _component(source, path, "skills", skill_id)
     return sorted(found.values(), key=lambda c: c.path)
 
 
@@ -239,12 +301,8 @@ def _markdown_components(source: _Plugin, manifest: PluginManifest, kind: str,
         else:
             candidates = [p for p in source.index.under(root) if p.endswith(".md")]
         for path in candidates:
-            if path in found:
-                continue
-            parsed = _read_frontmatter(source, path)
-            stem = posixpath.basename(path)[:-3]
-            found[path] = Component(id=parsed.text("name") or stem, path=path,
-                                    frontmatter=parsed.values, read_as=parsed.read_as)
+            if path not in found:
+                found[path] = _component(source, path, kind, None)
     return sorted(found.values(), key=lambda c: c.path)
 
 
@@ -272,6 +330,7 @@ def _hooks(source: _Plugin, manifest: PluginManifest, refusals: Findings,
     for path in _config_files(source, manifest, "hooks", HOOKS_DEFAULT, refusals):
         document = _json(source, path, refusals)
         if document is not None:
+            _misplaced(document, path, refusals)
             documents.append((path, document, False))
     if "hooks" in manifest.inline:
         documents.append(("plugin.json", manifest.inline["hooks"], True))

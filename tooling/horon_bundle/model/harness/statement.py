@@ -17,7 +17,7 @@ from horon_bundle.model.provenance import PREDICATE_TYPE, STATEMENT_TYPE
 
 BUILD_TYPE = "https://horon.dev/horon-bundle/build-types/harness-zip/v1"
 MAX_STATEMENT_BYTES = 32 << 20
-VERSION_FROM = ("plugin.json", "marketplace")
+VERSION_FROM = ("plugin.json", "marketplace", "content")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,6 +18,7 @@ from horon_bundle.core.hashing import Digest, hash_stream
 from horon_bundle.core.strictjson import read_json
 from horon_bundle.model import checksums
 from horon_bundle.model.checks import PASS, WARN
+from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES, parse_catalogue
 from horon_bundle.model.harness.layout import (
     CATALOGUE_NAME,
     CHECKSUMS_NAME,
@@ -30,11 +31,13 @@ from horon_bundle.model.harness.layout import (
     RESERVED,
     is_harness,
 )
+from horon_bundle.model.harness.manifest import content_version
 from horon_bundle.model.harness.profile import HostProfile, shipped_profiles
 from horon_bundle.model.harness.reader import FileInfo, PluginContents, read_plugin
 from horon_bundle.model.harness.statement import MAX_STATEMENT_BYTES, parse_harness_statement
 from horon_bundle.rules.harness_events import judge_events
 from horon_bundle.rules.harness_lint import MAX_SCRIPT_BYTES, condense, lint, promote
+from horon_bundle.rules.harness_quoting import judge_quoting
 from horon_bundle.verify.check_table import (
     CheckRow,
     CheckTable,
@@ -132,14 +135,31 @@ def check_checksums_format(ctx: HarnessContext) -> Verdict:
 
 
 def check_plugin(ctx: HarnessContext) -> Verdict:
-    """harness.plugin: the plugin read the way its host reads it."""
+    """harness.plugin: the plugin read the way its host reads it (a plugin without manifest or
+    entry named as its catalogue names it; one nothing versions, versioned by its content)."""
     refusals, warnings = Findings(), Findings()
+    view = ctx.view
     try:
         entry = _entry(ctx.source)
-        ctx.contents = read_plugin(ctx.view, refusals=refusals, warnings=warnings, entry=entry)
+        ctx.contents = read_plugin(
+            view, refusals=refusals, warnings=warnings, entry=entry,
+            name=_catalogued_name(ctx.source),
+            content_version=lambda: content_version(
+                {p: ctx.digests[p].sha256 for p in view.files}))
     except Refused as exc:
         refusals.extend(exc.findings)
+    if ctx.contents is not None:
+        warnings.extend(judge_quoting(ctx.contents.catalogue.hooks))
     return _graded(list(refusals), list(warnings), ctx.options)
+
+
+def _catalogued_name(source: BundleSource) -> str | None:
+    """The name catalogue.json gives the plugin (None when it cannot be read): the name of a
+    plugin that has no manifest and no marketplace entry, as its directory named it."""
+    try:
+        return parse_catalogue(source.read_small(CATALOGUE_NAME, MAX_CATALOGUE_BYTES)).name
+    except Refused:
+        return None
 
 
 def check_catalogue(ctx: HarnessContext) -> Verdict:

@@ -1,0 +1,143 @@
+"""Frontmatter read as Claude Code 2.1.332 reads it, each step from both sides: the block the
+host cuts, the first YAML parse, the second after the host's quoting, what is dropped, the
+scalars of YAML 1.2, and the fields the host types (model/harness/frontmatter*.py). What the
+host itself says of each is asserted by tests/verify/test_host_differential.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from horon_bundle.model.harness import frontmatter as fm
+from horon_bundle.model.harness.frontmatter_fields import judge_fields
+
+
+def _read(block: str) -> fm.Frontmatter:
+    return fm.parse_markdown(("---\n" + block + "---\nbody\n").encode())
+
+
+@pytest.mark.parametrize(("block", "read_as", "values"), [
+    # the first parse: plain YAML
+    ("name: a\ndescription: Use this agent when x\n", fm.YAML,
+     {"name": "a", "description": "Use this agent when x"}),
+    ("name: a\ndescription: use # this\n", fm.YAML, {"name": "a", "description": "use"}),
+    ("name: a\ndescription: x\ndescription: y\n", fm.YAML, {"name": "a", "description": "y"}),
+    # the second: `key: value` lines quoted as the host quotes them
+    ("name: a\ndescription: Use this when: things happen\n", fm.QUOTED,
+     {"name": "a", "description": "Use this when: things happen"}),
+    ("description: say \"hi\": now\n", fm.QUOTED, {"description": 'say "hi": now'}),
+    ("description: a\\b: c\n", fm.QUOTED, {"description": "a\\b: c"}),
+    ("description: *bold* text\n", fm.QUOTED, {"description": "*bold* text"}),
+    ("name: a\ntools: [Read\n", fm.QUOTED, {"name": "a", "tools": "[Read"}),
+    ("d: x: y\ntools: [Read, Grep]\n", fm.QUOTED, {"d": "x: y", "tools": ["Read", "Grep"]}),
+    ("description: ok\nmeta:\n\tx: 1\n", fm.QUOTED, {"description": "ok", "meta": {"x": 1}}),
+    # dropped: neither parse reads it
+    ("name: a\ndescription: Use it. Examples:\n\nContext: the user\nuser: \"hi\"\n"
+     "assistant: \"ho\"\n<example>x</example>\n", fm.DROPPED, {}),
+    ("x1: a: b\n", fm.DROPPED, {}),  # a key with a digit is never quoted
+    ("x.y: a: b\n", fm.DROPPED, {}),
+    ("description: first: line\n  continued: here\n", fm.DROPPED, {}),
+    ("- a\n- b\n", fm.DROPPED, {}),
+    ("just text\n", fm.DROPPED, {}),
+    # nothing to read
+    ("", fm.YAML, {}),
+    ("# a comment\n", fm.YAML, {}),
+])
+def test_the_hosts_two_parses(block: str, read_as: str, values: dict[str, object]) -> None:
+    parsed = _read(block)
+    assert (parsed.read_as, parsed.values) == (read_as, values)
+    assert (parsed.problem is not None) == (read_as == fm.DROPPED)
+
+
+def test_no_line_is_read_on_its_own_and_no_key_is_invented() -> None:
+    parsed = _read("name: code-simplifier\ndescription: Use this agent: it simplifies\n"
+                   "Context: more text\nuser: \"hi\"\nassistant: \"ho\"\n  indented: x\n")
+    assert parsed.read_as == fm.DROPPED and parsed.values == {}
+
+
+def test_the_block_is_cut_where_the_host_cuts_it() -> None:
+    cut = fm.parse_markdown(b"---\nname: a\ndescription: x---y\n---\nbody\n")
+    assert cut.values == {"name": "a", "description": "x"}  # the first --- anywhere
+    bom = fm.parse_markdown("\ufeff---\nname: a\n---\n".encode())
+    assert bom.values == {"name": "a"}
+    assert fm.parse_markdown(b"--- \n\nname: a\n---\n").values == {"name": "a"}
+    for text in (b"# title\n", b"---\nname: a\n", b"----\nname: a\n---\n", b"x\n---\na: b\n---\n"):
+        assert fm.parse_markdown(text).read_as == fm.NONE
+
+
+def test_crlf_lines_are_not_quoted_as_the_host_does_not_quote_them() -> None:
+    plain = fm.parse_markdown(b"---\r\nname: a\r\ndescription: x\r\n---\r\nbody\r\n")
+    assert plain.values == {"name": "a", "description": "x"}
+    colon = fm.parse_markdown(b"---\r\nname: a\r\ndescription: x: y\r\n---\r\nbody\r\n")
+    assert colon.read_as == fm.DROPPED
+
+
+def test_the_hosts_quoting_to_the_character() -> None:
+    quote = fm.quote_special_values
+    assert quote("k: a: b") == 'k: "a: b"'
+    assert quote("k: a:b") == "k: a:b"  # `:` without a space is no indicator
+    assert quote('k: "a: b"') == 'k: "a: b"' and quote("k: 'a: b'") == "k: 'a: b'"
+    assert quote('k: say "x" & y') == 'k: "say \\"x\\" & y"'
+    assert quote("k: C:\\dir: x") == 'k: "C:\\\\dir: x"'
+    for special in "{}[]*&#!|>%@`":
+        assert quote(f"k: a {special} b") == f'k: "a {special} b"'
+    assert quote("k: [a, b]", lambda value: True) == "k: [a, b]"
+    assert quote("k: [a, b]", lambda value: False) == 'k: "[a, b]"'
+    assert quote("k1: a: b") == "k1: a: b" and quote("  k: a: b") == "  k: a: b"
+    assert quote("k: a: b\r") == "k: a: b\r"
+    assert quote("a:\n\t\tb: 1") == "a:\n    b: 1"
+
+
+def test_scalars_resolve_as_yaml_1_2() -> None:
+    parsed = fm.parse_block(
+        "a: yes\nb: on\nc: True\nd: tRUE\ne: 0o17\nf: 017\ng: 0x1F\nh: 1_000\ni: .inf\n"
+        "j: 1e3\nk: 2024-01-01\nl: +1\nm: ~\nn: Null\no: nULL\np: 12:30\nq: 0b11\nr: -0\ns:\n"
+        f"t: {2**53}\nu: {2**53 - 1}\n")
+    assert parsed.values == {
+        "a": "yes", "b": "on", "c": True, "d": "tRUE", "e": "0o17", "f": 17, "g": "0x1F",
+        "h": "1_000", "i": ".inf", "j": "1e3", "k": "2024-01-01", "l": "+1", "m": None,
+        "n": None, "o": "nULL", "p": "12:30", "q": "0b11", "r": "-0", "s": None,
+        "t": str(2**53), "u": 2**53 - 1}
+
+
+@pytest.mark.parametrize(("kind", "values", "kept", "rejected", "ignored"), [
+    ("agents", {"name": 12, "description": "d"}, {"description": "d"}, 1, 0),
+    ("agents", {"name": None, "description": None}, {"name": None, "description": None}, 0, 0),
+    ("skills", {"description": ["a"]}, {}, 1, 0),
+    ("commands", {"description": 12, "model": 3}, {"description": 12, "model": 3}, 0, 0),
+    ("commands", {"allowed-tools": [1]}, {}, 1, 0),
+    ("agents", {"allowed-tools": "Read, Bash"}, {"allowed-tools": "Read, Bash"}, 0, 0),
+    ("commands", {"shell": "zsh"}, {}, 1, 0),
+    ("agents", {"shell": "zsh"}, {"shell": "zsh"}, 0, 0),  # an agent has no shell field
+    ("skills", {"metadata": 3}, {}, 0, 1),
+    ("agents", {"metadata": 3}, {"metadata": 3}, 0, 0),
+])
+def test_the_fields_the_host_types(kind: str, values: dict[str, object], kept: dict[str, object],
+                                   rejected: int, ignored: int) -> None:
+    judged = judge_fields(values, kind)
+    assert judged.values == kept
+    assert (len(judged.rejected), len(judged.ignored)) == (rejected, ignored)
+
+
+@given(st.text(max_size=300))
+def test_any_text_reads_without_raising(text: str) -> None:
+    parsed = fm.parse_markdown(("---\n" + text + "\n---\n").encode("utf-8", "surrogatepass"))
+    json.dumps(parsed.values)  # always JSON
+    assert parsed.read_as in (fm.YAML, fm.QUOTED, fm.DROPPED, fm.NONE)
+
+
+@given(st.lists(st.sampled_from(["k: ", "x", ": ", "\"", "'", "#", "[", "]", "\t", "\n", "\\",
+                                 "-", " ", "a", "{", "*", "\r"]), max_size=40))
+def test_the_quoting_keeps_every_line_and_changes_only_key_value_lines(parts: list[str]) -> None:
+    block = "".join(parts)
+    quoted = fm.quote_special_values(block)
+    assert quoted.count("\n") == block.count("\n")
+    for before, after in zip(block.split("\n"), quoted.split("\n"), strict=True):
+        tabs = len(before) - len(before.lstrip("\t"))
+        plain = "  " * tabs + before[tabs:]
+        key, _, value = before.partition(": ")
+        escaped = value.lstrip(" \t\r").replace("\\", "\\\\").replace('"', '\\"')
+        assert after in (plain, f'{key}: "{escaped}"')
