@@ -155,6 +155,29 @@ def mutants(session: nox.Session) -> None:
     session.run("python", "-m", "tests.mutants.run", *session.posargs)
 
 
+@nox.session(name="host-diff", default=False)
+def host_diff(session: nox.Session) -> None:
+    """The differential against the pinned Claude Code over any plugin or marketplace
+    directories: `nox -s host-diff -- DIR...` puts each DIR to `claude plugin validate --json`
+    and to `build`/`verify --host claude-code@<pinned>`, prints one table row each, and fails
+    where this toolchain falls below the host's verdict (tests/host_diff.py). For a checkout
+    of anthropics/claude-code: `nox -s host-diff -- path/to/claude-code/plugins/*/`."""
+    if not session.posargs:
+        session.error("name the plugin directories: nox -s host-diff -- DIR...")
+    session.install("-e", ".[test]")  # -e: judged by this tree's horon-bundle
+    session.run("python", "-m", "tests.host_diff", *session.posargs)
+
+
+@nox.session(name="host-profile", default=False)
+def host_profile(session: nox.Session) -> None:
+    """Rewrite the shipped claude-code profile's event lists from the pinned CLI (the
+    HOOK_EVENTS its binary embeds; tests/host_profile.py): run it when CLAUDE_CODE_VERSION in
+    tests/claude_host.py moves, with the differential table and the schemas (docs/development.md).
+    `nox -s host-profile -- PATH` reads another CLI binary."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "tests.host_profile", *session.posargs)
+
+
 @nox.session(default=False)
 def dist(session: nox.Session) -> None:
     """Build our sdist and wheel; check them with twine and for the templates and docs; then

@@ -1,0 +1,141 @@
+"""The host's rules one at a time, in-process, with the verdicts the pinned Claude Code gave
+(asked with `claude plugin validate --json`; tests/verify/test_host_differential.py asks it
+again for the table's cases): unquoted placeholders, URLs, version ranges, misplaced guard
+hooks, MCP servers (rules/harness_quoting.py, model/harness/host_values.py, mcp.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from horon_bundle.core.errors import Findings
+from horon_bundle.model.harness.hooks import Hook
+from horon_bundle.model.harness.host_values import is_version_range, misplaced_guards, url_problem
+from horon_bundle.model.harness.mcp import servers_from_file
+from horon_bundle.rules.harness_quoting import judge_quoting, unquoted
+
+# command -> the variables the host said were unquoted (each asked of Claude Code 2.1.332)
+QUOTING = {
+    "python3 ${CLAUDE_PLUGIN_ROOT}/x.py": ["CLAUDE_PLUGIN_ROOT"],
+    '"${CLAUDE_PLUGIN_ROOT}/x.py"': [],
+    "'${CLAUDE_PLUGIN_ROOT}/x.py'": [],
+    "$CLAUDE_PLUGIN_ROOT/x.py": ["CLAUDE_PLUGIN_ROOT"],
+    "cd ${CLAUDE_PLUGIN_ROOT} && ./x.sh": ["CLAUDE_PLUGIN_ROOT"],
+    'X="${CLAUDE_PLUGIN_ROOT}" ./x': [],
+    "X=${CLAUDE_PLUGIN_ROOT} ./x": ["CLAUDE_PLUGIN_ROOT"],
+    '"${CLAUDE_PLUGIN_ROOT}"/x.py': [],
+    'bash -c "${CLAUDE_PLUGIN_ROOT}/x"': [],
+    "\\${CLAUDE_PLUGIN_ROOT}/x": [],
+    "${CLAUDE_PLUGIN_ROOT:-/tmp}/x": [],
+    "$(dirname ${CLAUDE_PLUGIN_ROOT})/x": ["CLAUDE_PLUGIN_ROOT"],
+    '"$(dirname ${CLAUDE_PLUGIN_ROOT})"/x': [],
+    "`echo ${CLAUDE_PLUGIN_ROOT}`": ["CLAUDE_PLUGIN_ROOT"],
+    "echo '\"${CLAUDE_PLUGIN_ROOT}\"'": [],
+    "cat <<EOF\n${CLAUDE_PLUGIN_ROOT}\nEOF": ["CLAUDE_PLUGIN_ROOT"],
+    "x ${CLAUDE_PLUGIN_DATA}/y": ["CLAUDE_PLUGIN_DATA"],
+    "x ${CLAUDE_PLUGIN_ROOTX}/y": [],
+    "x ${CLAUDE_PROJECT_DIR}/y": ["CLAUDE_PROJECT_DIR"],
+    "x # ${CLAUDE_PLUGIN_ROOT}": ["CLAUDE_PLUGIN_ROOT"],
+    "x $'${CLAUDE_PLUGIN_ROOT}'": [],
+    "x $HOME/y": [],
+    "x $CLAUDE_PLUGIN_DATA/y": ["CLAUDE_PLUGIN_DATA"],
+    "x ${CLAUDE_ENV_FILE}": [],
+    'x "a\\" ${CLAUDE_PLUGIN_ROOT}"': [],
+    "\"it's ${CLAUDE_PLUGIN_ROOT}\"": [],
+    '"${CLAUDE_PLUGIN_ROOT}': [],
+    "'a'${CLAUDE_PLUGIN_ROOT}": ["CLAUDE_PLUGIN_ROOT"],
+    "$$CLAUDE_PLUGIN_ROOT": ["CLAUDE_PLUGIN_ROOT"],
+    'x ${CLAUDE_PLUGIN_ROOT}"/y"': ["CLAUDE_PLUGIN_ROOT"],
+    "x \\\"${CLAUDE_PLUGIN_ROOT}\\\"": ["CLAUDE_PLUGIN_ROOT"],
+    "x ${ CLAUDE_PLUGIN_ROOT }": [],
+    "x $CLAUDE_PLUGIN_ROOT_X": [],
+}
+
+
+@pytest.mark.parametrize("command", list(QUOTING))
+def test_unquoted_placeholders_as_the_host_reads_them(command: str) -> None:
+    assert list(unquoted(command)) == QUOTING[command]
+
+
+def _hook(command: str, *, source: str = "hooks/hooks.json", **fields: object) -> Hook:
+    return Hook(event="Stop", matcher=None, type="command", source=source, where="hooks.Stop[0]",
+                fields={"type": "command", "command": command, **fields})
+
+
+def test_only_a_hooks_files_shell_commands_are_judged() -> None:
+    bare = "python3 ${CLAUDE_PLUGIN_ROOT}/x.py ${CLAUDE_PLUGIN_ROOT}/y"
+    warned = judge_quoting([_hook(bare)])
+    assert [f.code.name for f in warned] == ["hook.unquoted-variable"]  # once per variable
+    assert "CLAUDE_PLUGIN_ROOT" in warned.items[0].message
+    for quiet in (_hook(bare, source="plugin.json"), _hook(bare, args=["x"]),
+                  _hook(bare, **{"shell": "powershell"}),
+                  Hook(event="Stop", matcher=None, type="http", source="hooks/hooks.json",
+                       where="w", fields={"type": "http", "url": bare})):
+        assert not judge_quoting([quiet])
+
+
+@given(st.text(alphabet="$'\"\\ {}#CLAUDE_PLUGIN_ROOTx", max_size=60))
+def test_any_command_is_read_without_raising(command: str) -> None:
+    for name in unquoted(command):
+        assert name in ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR")
+
+
+@pytest.mark.parametrize(("url", "valid"), [
+    ("https://x.example", True), ("http://x", True), ("mailto:a@b.c", True), ("ftp://x", True),
+    ("x:y", True), ("https:x.example", True), ("file:///tmp", True), ("HTTPS://X.EXAMPLE", True),
+    ("https://x.example/ a", True), ("https://[::1]:80/", True), ("https://", False),
+    ("//x.example", False), ("https://exa mple.com", False), ("not a url", False),
+    ("https://a:99999/", False), ("https://a:8a/", False), ("https://[]/", False),
+])
+def test_urls_as_the_hosts_parser_takes_them(url: str, valid: bool) -> None:
+    assert (url_problem(url) is None) == valid
+
+
+@pytest.mark.parametrize(("text", "valid"), [
+    (">=2.1.0", True), ("^1.2 || 2.x", True), ("1 - 2", True), ("*", True), ("", True),
+    (">= 1.0.0 <2", True), ("~1.2.3-beta.1", True), ("garbage", False), ("soon", False),
+    ("1.2.3.4", False),
+])
+def test_version_ranges(text: str, valid: bool) -> None:
+    assert is_version_range(text) == valid
+
+
+GROUP = [{"hooks": [{"type": "command", "command": "x"}]}]
+
+
+@pytest.mark.parametrize(("document", "found"), [
+    ({"hooks": {"PreToolUse": GROUP}}, []),
+    ({"PreToolUse": GROUP}, ["PreToolUse"]),
+    ({"pretooluse": GROUP}, ["pretooluse"]),
+    ({"PermissionRequest": {}}, ["PermissionRequest"]),
+    ({"PreToolUse": 0}, ["PreToolUse"]),
+    ({"PreToolUse": []}, []),
+    ({"PreToolUse": None}, []),
+    ({"Stop": GROUP}, []),
+    ({"a": {"b": [{"PreToolUse": GROUP}]}}, ["a.b[0].PreToolUse"]),
+    ({"hooks": {"hooks": {"PreToolUse": GROUP}}}, ["hooks.hooks.PreToolUse"]),
+    ({"hooks": {"Stop": [{"hooks": [], "PreToolUse": GROUP}]}}, ["hooks.Stop[0].PreToolUse"]),
+    ({"mcpServers": {"PreToolUse": {"command": "x"}}}, []),
+    ({"userConfig": {"PreToolUse": {"type": "string"}}}, ["userConfig.PreToolUse"]),
+])
+def test_guard_hooks_out_of_place(document: dict[str, object], found: list[str]) -> None:
+    assert list(misplaced_guards(document)) == found
+
+
+@pytest.mark.parametrize(("server", "refused"), [
+    ({"command": "x"}, False), ({"command": "x", "label": 1}, False),
+    ({"type": "streamable-http", "url": "https://m.example/"}, False),
+    ({"type": "sse", "url": "https://m.example/"}, False), ({"type": "grpc", "command": "x"}, True),
+    ({"url": "https://m.example/"}, True), ({"type": "http"}, True),
+    ({"type": "http", "url": "nope"}, True), ({"type": "stdio", "url": "https://m/"}, True),
+    ({"command": "x", "timeout": "3"}, True), ({"command": "x", "timeout": 3}, False),
+    ({"command": 3}, True), ({"command": "x", "env": {"A": 1}}, True), ({}, True),
+    ({"type": "sdk", "name": "x"}, True),
+])
+def test_mcp_servers_as_the_host_keeps_or_drops_them(server: dict[str, object],
+                                                     refused: bool) -> None:
+    refusals = Findings()
+    found = servers_from_file({"mcpServers": {"s": server}, "other": 1}, source=".mcp.json",
+                              refusals=refusals, warnings=Findings())
+    assert bool(refusals) == refused and len(found) == (0 if refused else 1)
