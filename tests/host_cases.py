@@ -83,6 +83,12 @@ FRONTMATTER = (
     Case("fm-tab-indent", "Frontmatter", "a tab-indented mapping (tabs become two spaces)",
          agent("name: reviewer\ndescription: Reviews\nmeta:\n\tlevel: 1\n"), "accepts",
          "passes"),
+    Case("fm-tabs-in-line", "Frontmatter", "tabs separating within lines (`model:\tsonnet`, "
+         "a trailing tab)", agent("name: reviewer\t\ndescription: Reviews\tcode\nmodel:\tsonnet\n"),
+         "accepts", "passes"),
+    Case("fm-comma-value", "Frontmatter", "a value starting with `,` (a plain scalar for the "
+         "host's parser)", agent("name: reviewer\ndescription: , and more\n"), "accepts",
+         "passes"),
     Case("fm-unclosed-flow", "Frontmatter", "`tools: [Read` (quoted by the host: a string)",
          agent("name: reviewer\ndescription: Reviews\ntools: [Read\n"), "accepts", "passes"),
     Case("fm-dash-in-value", "Frontmatter", "`---` inside a value ends the block there",

@@ -91,6 +91,28 @@ def test_the_hosts_quoting_to_the_character() -> None:
     assert quote("a:\n\t\tb: 1") == "a:\n    b: 1"
 
 
+@pytest.mark.parametrize(("block", "values"), [
+    ("a: b\t\n", {"a": "b"}), ("a:\tb\n", {"a": "b"}), ("a: b\tc\n", {"a": "b\tc"}),
+    ("a: b\t c\n", {"a": "b\t c"}), ("a: b\t# c\n", {"a": "b"}), ("color: \t", {"color": None}),
+    ("a: b\t\n  c\n", {"a": "b c"}), ("a: b\n  \ttrue\n", {"a": "b true"}),
+    ("a: b\n\t\n", {"a": "b"}), ("a: &12\\ when\n", {"a": "when"}),
+    ("a: &x b\nc: *x\n", {"a": "b", "c": "b"}), ("x1: ,x\n", {"x1": ",x"}),
+    ("x1:\n  - ,a\n", {"x1": [",a"]}), ("x1: [a, b]\n", {"x1": ["a", "b"]}),
+    ("[a]: v\n", {"a": "v"}), ("[a, b]: v\n", {"a,b": "v"}),
+    ("{a: 1}: v\n", {"[object Object]": "v"}),
+])
+def test_yaml_as_the_hosts_parser_reads_it(block: str, values: dict[str, object]) -> None:
+    """Tabs separating within a line, anchors of any name, `,` starting a plain scalar, keys
+    as JavaScript holds them: each read as Claude Code's parser (Bun's YAML 1.2) reads it."""
+    parsed = fm.parse_block(block)
+    assert (parsed.read_as, parsed.values) == (fm.YAML, values)
+
+
+@pytest.mark.parametrize("block", ["x1: ,x: y\n", "a:\n\tb: 1\n\tc: 2: 3\n", "x1: ]x\n"])
+def test_what_the_hosts_parser_refuses_too(block: str) -> None:
+    assert fm.parse_block(block).read_as == fm.DROPPED
+
+
 def test_scalars_resolve_as_yaml_1_2() -> None:
     parsed = fm.parse_block(
         "a: yes\nb: on\nc: True\nd: tRUE\ne: 0o17\nf: 017\ng: 0x1F\nh: 1_000\ni: .inf\n"

@@ -9,10 +9,11 @@ and `claude plugin validate` rejects it. A document that parses to something oth
 mapping is dropped the same way. So does this reader, with a YAML parser and no other
 fallback: nothing is read line by line, no key is invented.
 
-Scalars resolve as the host's YAML 1.2 parser resolves them (the core schema: `yes` and `on`
-are strings, `0x1F` and `1.` are numbers). Values are kept as the host loads them, written so
-the catalogue is strict JSON: strings, booleans, null and non-negative safe integers as JSON,
-other numbers as their source text.
+YAML is read as the host's parser reads YAML 1.2 (`model/harness/yaml12.py`: the core schema's
+scalars — `yes` and `on` are strings, `0x1F` and `1.` numbers —, tabs separating within a
+line, its anchors, its keys as JavaScript holds them). Values are kept as the host loads them,
+written so the catalogue is strict JSON: strings, booleans, null and non-negative safe
+integers as JSON, other numbers as their source text.
 
 YAML here is PyYAML's pure-Python loader, about 1 MB/s, and quadratic in flow nesting (its
 scanner revisits every open `[`/`{` per token: 20,000 nested brackets cost a second). Each
@@ -27,19 +28,18 @@ Each distinct block is parsed once per `FrontmatterReader` (one read of a plugin
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from horon_bundle.model.harness.yaml12 import MAX_DEPTH, MAX_NODES, OverBudget, bounded_loader
 
 if TYPE_CHECKING:  # yaml is imported only when a frontmatter block is parsed (start-up)
     import yaml
 
 
 MAX_FRONTMATTER_BYTES = 64 << 10  # one block; a real one is a few hundred bytes
-MAX_NODES = 4096  # one block's nodes, composed and walked (aliases expand a small document)
-MAX_DEPTH = 16  # block indentation levels and flow levels, each
 # per read of a plugin (every skill, command and agent together): about half a second of
 # PyYAML each, bytes counted as far as YAML scanned them (a block refused at its 17th bracket
 # costs 17; a block parsed twice costs both); a real plugin uses a few hundred bytes and some
@@ -57,6 +57,9 @@ _SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
 _LEADING_TABS = re.compile(r"(?:^|(?<=[\n\r\u2028\u2029]))\t+")
 
 YAML, QUOTED, DROPPED, NONE = "yaml", "yaml-quoted", "dropped", "none"
+__all__ = ["DROPPED", "MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "MAX_NODES", "MAX_RUN_BYTES",
+           "MAX_RUN_NODES", "NONE", "QUOTED", "SPENT", "YAML", "Frontmatter", "FrontmatterReader",
+           "OverBudget", "parse_block", "parse_markdown", "quote_special_values", "split"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +74,6 @@ class Frontmatter:
     def text(self, key: str) -> str | None:
         value = self.values.get(key)
         return value if isinstance(value, str) and value.strip() else None
-
-
-class _NotPlain(Exception):
-    """YAML the catalogue cannot hold as it is (a key that is not a scalar)."""
-
-
-class OverBudget(Exception):
-    """Frontmatter over one of the work budgets: read no further."""
 
 
 def split(text: str) -> str | None:
@@ -175,12 +170,12 @@ def _parse(block: str, work: _Work) -> Frontmatter:
     try:
         try:
             return _loaded(block, work, YAML)
-        except (yaml.YAMLError, _NotPlain):
+        except yaml.YAMLError:
             pass
         second = quote_special_values(block, lambda value: _is_sequence(value, work))
         try:
             return _loaded(second, work, QUOTED)
-        except (yaml.YAMLError, _NotPlain) as exc:
+        except yaml.YAMLError as exc:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             return Frontmatter({}, DROPPED, f"not YAML, not even with its `key: value` lines "
                                             f"quoted as the host quotes them: {problem[:160]}")
@@ -213,12 +208,12 @@ def _is_sequence(value: str, work: _Work) -> bool:
 
     try:
         return isinstance(_compose(value, work), yaml.SequenceNode)
-    except (yaml.YAMLError, _NotPlain):
+    except yaml.YAMLError:
         return False
 
 
 def _compose(text: str, work: _Work) -> yaml.Node | None:
-    loader: Any = _bounded_loader()(text)
+    loader: Any = bounded_loader()(text)
     loader.allowance = work.allowance
     loader.nodes = work.nodes
     try:
@@ -227,46 +222,6 @@ def _compose(text: str, work: _Work) -> yaml.Node | None:
     finally:
         work.nodes, work.scanned = loader.nodes, work.scanned + loader.index
         loader.dispose()
-
-
-@functools.cache
-def _bounded_loader() -> type[yaml.SafeLoader]:
-    """The safe loader resolving plain scalars by YAML 1.2's core schema (as the host's parser
-    does), counting its own work: indentation levels, flow levels and nodes."""
-    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
-
-    class BoundedLoader(yaml.SafeLoader):
-        nodes = 0
-        allowance = MAX_NODES
-        yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML's class table
-
-        def add_indent(self, column: int) -> bool:
-            if len(self.indents) >= MAX_DEPTH and self.indent < column:
-                raise OverBudget(f"indented deeper than {MAX_DEPTH} levels")
-            return bool(super().add_indent(column))
-
-        def fetch_flow_collection_start(self, TokenClass: type) -> None:  # noqa: N803 - PyYAML's name
-            if self.flow_level >= MAX_DEPTH:
-                raise OverBudget(f"[ and {{ nested deeper than {MAX_DEPTH}")
-            super().fetch_flow_collection_start(TokenClass)
-
-        def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-            self.nodes += 1
-            if self.nodes > self.allowance:
-                raise OverBudget(f"more than {self.allowance} YAML nodes")
-            return super().compose_node(parent, index)
-
-    core = {
-        "bool": (r"true|True|TRUE|false|False|FALSE", "tTfF"),
-        "null": (r"~|null|Null|NULL|", ["~", "n", "N", ""]),
-        "int": (r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
-        "float": (r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-                  r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+.0123456789"),
-    }
-    for name, (pattern, first) in core.items():
-        BoundedLoader.add_implicit_resolver(f"tag:yaml.org,2002:{name}",
-                                            re.compile(rf"^(?:{pattern})$"), list(first))
-    return BoundedLoader
 
 
 def _count(budget: list[int], allowance: int) -> None:
@@ -278,18 +233,28 @@ def _count(budget: list[int], allowance: int) -> None:
 def _mapping(node: yaml.MappingNode, budget: list[int], depth: int,
              allowance: int) -> dict[str, Any]:
     """A mapping as the host loads it: keys as written, the last of two equal keys wins."""
-    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
 
     if depth > MAX_DEPTH:
         raise OverBudget(f"nested deeper than {MAX_DEPTH} once aliases are expanded")
     result: dict[str, Any] = {}
     for key_node, value_node in node.value:
         _count(budget, allowance)
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise _NotPlain("a key that is not a scalar")
-        result.pop(str(key_node.value), None)  # the last one wins, in its place
-        result[str(key_node.value)] = _value(value_node, budget, depth + 1, allowance)
+        key = _key(key_node)
+        result.pop(key, None)  # the last one wins, in its place
+        result[key] = _value(value_node, budget, depth + 1, allowance)
     return result
+
+
+def _key(node: yaml.Node) -> str:
+    """A key as the host's JavaScript object holds it: a scalar's text, a list's items joined
+    by `,` (a list's own text in JavaScript), `[object Object]` for a mapping."""
+    import yaml  # noqa: PLC0415 - start-up: only harness bundles need it
+
+    if isinstance(node, yaml.ScalarNode):
+        return "" if node.tag.endswith(":null") else str(node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return ",".join(_key(item) for item in node.value)
+    return "[object Object]"
 
 
 def _value(node: yaml.Node, budget: list[int], depth: int, allowance: int) -> Any:
