@@ -89,6 +89,10 @@ FRONTMATTER = (
     Case("fm-comma-value", "Frontmatter", "a value starting with `,` (a plain scalar for the "
          "host's parser)", agent("name: reviewer\ndescription: , and more\n"), "accepts",
          "passes"),
+    Case("fm-argument-hint", "Frontmatter", "`argument-hint: [file-path] [--flag]` (quoted by "
+         "the host: no sequence)", component("commands/review.md", "description: Review\n"
+                                            "argument-hint: [file-path] [--flag]\n"),
+         "accepts", "passes"),
     Case("fm-unclosed-flow", "Frontmatter", "`tools: [Read` (quoted by the host: a string)",
          agent("name: reviewer\ndescription: Reviews\ntools: [Read\n"), "accepts", "passes"),
     Case("fm-dash-in-value", "Frontmatter", "`---` inside a value ends the block there",
@@ -169,6 +173,16 @@ NAMES = (
          "no plugin.json, listed by a marketplace (its entry names and versions it)",
          _marketplace({"name": "hello-kit", "version": "2.0.0"}, _COMMANDS), "accepts",
          "passes", judged="marketplace"),
+    Case("marketplace-version-differs", "Names and versions",
+         "plugin.json and its marketplace entry disagreeing on the version (plugin.json wins)",
+         {**_marketplace({"name": "guard-kit", "version": "2.0.0"}, plugin(_COMMANDS))},
+         "warns", "warns", "Entry declares version", "marketplace.version",
+         judged="marketplace"),
+    Case("manifest-none-dropped", "Names and versions", "no plugin.json, and an agent whose "
+         "frontmatter neither parse reads (plugin-dev's shape)",
+         {**_COMMANDS, "agents/creator.md": "---\n" + _EXAMPLES + "<example>x</example>\n"
+                                            "---\nBody.\n"}, "rejects", "refuses",
+         "failed to parse", "harness.frontmatter-invalid", judged="load", plugin="dev-kit"),
     Case("manifest-none", "Names and versions",
          "no plugin.json, no marketplace: named after its directory", _COMMANDS, "accepts",
          "passes", judged="load", plugin="hello-kit"),

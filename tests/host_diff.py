@@ -30,6 +30,7 @@ from tests.helpers import cli
 HOST_TOKEN = f"claude-code@{CLAUDE_CODE_VERSION}"
 NO_NETWORK = ("unshare", "--user", "--map-root-user", "--net", "--")
 VERDICTS_HOST = ("accepts", "warns", "rejects")
+COMPONENT_DIRECTORIES = ("skills", "commands", "agents")
 VERDICTS_OURS = ("passes", "warns", "refuses")
 # where this toolchain refuses (or warns about) what the host accepts, on purpose: a guard
 # that cannot run is the failure it must not ship
@@ -122,10 +123,14 @@ def host_verdict(host: ClaudeHost, target: Path, *, judged: str, name: str,
     """What the pinned host says of `target`: `claude plugin validate --json` (its exit status
     and the errors and warnings of the manifest and the files it read), or for `load` whether
     `claude --plugin-dir` loads it."""
-    if judged == "load":
+    if judged == "load":  # validate takes no plugin without a manifest: its directories
         ran = host.run("--plugin-dir", target.resolve(), "plugin", "details", name, home=home,
                        prefix=NO_NETWORK, timeout=120)
-        return Verdict("accepts" if ran.status == 0 else "rejects", (ran.stdout + ran.stderr,))
+        loaded = Verdict("accepts" if ran.status == 0 else "rejects", (ran.stdout + ran.stderr,))
+        return combined([loaded, *(host_verdict(host, target / kind, judged="validate",
+                                                name=name, home=home)
+                                   for kind in COMPONENT_DIRECTORIES
+                                   if (target / kind).is_dir())])
     ran = host.run("plugin", "validate", target.resolve(), "--json", home=home,
                    prefix=NO_NETWORK, timeout=120)
     try:
@@ -148,7 +153,8 @@ def our_verdict(target: Path, out: Path) -> Verdict:
     built = cli("build", target, "--out", out, "--host", HOST_TOKEN)
     if built.status != 0:
         return Verdict("refuses", tuple(built.codes) or (built.stderr[-300:],))
-    codes: list[str] = []
+    codes = [line.split()[1].rstrip(":") for line in built.stderr.splitlines()
+             if line.startswith("WARNING ")]  # the build's own: a marketplace's
     for archive in sorted(out.glob("*.zip")):
         verified = cli("verify", archive, "--host", HOST_TOKEN, "--json")
         if verified.status != 0:
@@ -195,6 +201,13 @@ def render_table(cases: Sequence[Case]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def judged_by(directory: Path) -> str:
+    """How the host judges `directory`: validate, or, for a plugin without a manifest, whether
+    `--plugin-dir` loads it and what validate says of its component directories."""
+    manifests = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json")
+    return "validate" if any((directory / m).is_file() for m in manifests) else "load"
+
+
 def listed_plugins(directory: Path) -> list[Path]:
     """The local plugins with a manifest a marketplace at `directory` lists (validate of a
     marketplace reads their hooks, not their skills, commands or agents: each is validated
@@ -227,7 +240,7 @@ def judge_directories(host: ClaudeHost, directories: Iterable[Path]) -> list[tup
     with tempfile.TemporaryDirectory(prefix="horon-host-diff-") as scratch:
         for index, directory in enumerate(directories):
             theirs = combined([
-                host_verdict(host, target, judged="validate", name=target.name,
+                host_verdict(host, target, judged=judged_by(target), name=target.name,
                              home=Path(scratch) / f"home{index}-{number}")
                 for number, target in enumerate([directory, *listed_plugins(directory)])])
             ours = our_verdict(directory, Path(scratch) / f"out{index}")

@@ -27,7 +27,7 @@ class Component:
     id: str
     path: str
     frontmatter: dict[str, Any]
-    read_as: str  # yaml, line-wise or none
+    read_as: str  # yaml, yaml-quoted (the host's second parse), dropped (by the host) or none
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "frontmatter": self.frontmatter,
