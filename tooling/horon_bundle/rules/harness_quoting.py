@@ -44,7 +44,7 @@ def unquoted(command: str) -> Iterator[str]:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char == "$" and (found := _PLACEHOLDER.match(command, index)) is not None:
+        elif char == "$" and (found := _PLACEHOLDER.match(command, index)):  # prefix match: at $
             yield found.group(1) or found.group(2)
             index = found.end()
             continue

@@ -80,7 +80,7 @@ def split(text: str) -> str | None:
     """The frontmatter block of a Markdown document, as the host cuts it (None: it has none).
     Line ends are kept as written: the host does not fold `\\r\\n`."""
     text = text.removeprefix("\ufeff")
-    found = _BLOCK.match(text)
+    found = _BLOCK.match(text)  # prefix match: the block opens the document
     return found.group(1) if found is not None else None
 
 

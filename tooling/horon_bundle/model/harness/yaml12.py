@@ -133,5 +133,5 @@ def bounded_loader() -> type[yaml.SafeLoader]:
     }
     for name, (pattern, first) in core.items():
         BoundedLoader.add_implicit_resolver(f"tag:yaml.org,2002:{name}",
-                                            re.compile(rf"^(?:{pattern})$"), list(first))
+                                            re.compile(rf"(?:{pattern})\Z"), list(first))
     return BoundedLoader
