@@ -17,6 +17,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from horon_bundle.core.hashing import hash_bytes
+from horon_bundle.publish import preflight
 from horon_bundle.publish.destinations import oci_layout, oci_referrers
 from horon_bundle.publish.destinations.interface import OciAddress, parse_address
 from horon_bundle.publish.destinations.oci_client import RegistryClient
@@ -26,6 +27,8 @@ from horon_bundle.publish.release import (
     MARKETPLACE_INDEX_MEDIA_TYPE,
     REF_MEDIA_TYPE,
 )
+from horon_bundle.verify.check_table import CheckRow, CheckTable
+from horon_bundle.verify.harness.judge import HARNESS_CHECKS
 from tests.harness_support import (
     edit_json,
     nested_brackets_zip,
@@ -308,3 +311,22 @@ def test_the_hostile_zips_of_issue_20_are_judged_in_seconds(tmp_path: Path) -> N
     assert time.monotonic() - start < HANG_GUARD
     assert result.status == 0, result.stderr[-2000:]
     assert [b["status"] for b in result.json()["bundles"]] == ["published"]
+
+
+def test_a_harness_zip_whose_proving_check_never_ran_is_unproven(
+        tmp_path: Path, market: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Publish asks the harness table which checks prove a release: a proving row the
+    judge's report does not hold (here one added to the table publish reads) refuses each
+    zip with publish.unproven naming the zip and the row, and nothing is written."""
+    table = HARNESS_CHECKS
+    extra = CheckRow("harness.never-run", table.rows[-1].judge, proves_release=True)
+    monkeypatch.setattr(preflight, "HARNESS_CHECKS",
+                        CheckTable(rows=(*table.rows, extra), passing=table.passing))
+    dist = _harness_dist(tmp_path / "dist", market, signed=False)
+    store = tmp_path / "store"
+    store.mkdir()
+    result = cli("publish", dist, env=publish_env(f"file://{store}"))
+    assert_refused(result, "publish.unproven")
+    for name in ZIPS:
+        assert f"{name}: check harness.never-run did not pass (not run)" in result.stderr
+    assert tree_snapshot(store) == {}

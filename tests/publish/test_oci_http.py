@@ -16,14 +16,20 @@ import os
 import socket
 import ssl
 from collections.abc import Iterator
+from email.message import Message
 from pathlib import Path
 
 import pytest
 
 from horon_bundle.publish.destinations import oci_http, oci_origin
 from horon_bundle.publish.destinations.oci_deadline import RETRY_DELAYS, Limits
-from horon_bundle.publish.destinations.oci_http import MAX_ERROR_BYTES, MAX_JSON_BYTES, RegistryHttp
-from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
+from horon_bundle.publish.destinations.oci_http import (
+    MAX_ERROR_BYTES,
+    MAX_JSON_BYTES,
+    Answer,
+    RegistryHttp,
+)
+from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown, where
 from tests.hostile_registry import MIB, HostileRegistry, Reply, Seen, huge, tls_pair
 from tests.transport_support import DISPLAY, QUICK_HTTP, get, refusal, transport
 
@@ -419,3 +425,14 @@ def test_origins_compare_scheme_host_and_port() -> None:
     assert Origin.of("https://GHCR.io/x") == Origin("https", "ghcr.io", 443)
     assert Origin.of("http://[::1]:5000/").text == "http://[::1]:5000"
     assert Origin.of("https://h/") != Origin.of("http://h:443/")
+
+
+def test_a_message_names_an_origin_never_its_path_and_an_absent_header_is_none() -> None:
+    assert where("https://Registry.example:5000/v2/x/blobs/uploads/?state=secret") == \
+        "https://registry.example:5000"
+    assert where("https://[::1") == "<unparsable>"
+    headers = Message()
+    headers["Location"] = "/v2/x"
+    answer = Answer(status=202, headers=headers, body=b"", url="https://registry.example")
+    assert answer.header("location") == "/v2/x"
+    assert answer.header("Docker-Content-Digest") is None  # absent: never the text "None"

@@ -211,6 +211,16 @@ def test_a_garbled_proxy_answer_is_refused(registry: HostileRegistry,
                             f"{said}")
 
 
+def test_a_proxy_answering_300_to_connect_is_refused(registry: HostileRegistry,
+                                                    tls: Tls) -> None:
+    """Only a 2xx opens a tunnel: a 300 is an answer from the proxy, not from the registry."""
+    with _proxy(fault=lambda _seen: answer(300, "Multiple Choices")) as proxy:
+        client = client_of(registry, _environ(proxy.url()), tls=tls[1], named=NAME)
+        message = refusal("publish.proxy", PREFIX, client.get_manifest, REPO, "t")
+    assert message.endswith(f"answered 300 to CONNECT {NAME}:{registry.port}")
+    assert registry.seen == []
+
+
 def test_a_proxy_that_cannot_reach_the_registry_is_refused_with_its_answer(
         registry: HostileRegistry, tls: Tls) -> None:
     with ConnectProxy({}) as proxy:  # it knows no registry.test
@@ -321,6 +331,11 @@ def test_an_unusable_proxy_is_refused_without_showing_its_value(
     ("other.test registry.example", "https://registry.example", True),
     (" , ,", "https://registry.example", False),
     (".", "https://registry.example", False),
+    ("registry.example:50000", "https://registry.example:50000", True),  # five digits
+    ("registry.example:x1", "https://registry.example:1", False),  # no port, not port 1
+    ("other.test:1,registry.example", "https://registry.example", True),  # after a port
+    ("10.0.0.0/8,192.0.2.0/24", "https://192.0.2.7", True),  # after a block
+    ("192.0.2.1/24", "https://192.0.2.7", True),  # a block written with host bits
 ])
 def test_no_proxy_names_hosts_suffixes_addresses_blocks_and_ports(no_proxy: str, url: str,
                                                                   direct: bool) -> None:
@@ -363,6 +378,8 @@ def test_a_proxy_url_gives_host_port_and_the_proxys_own_credentials() -> None:
         "Basic " + base64.b64encode(b"u:").decode()
     assert "p%3Aw" not in repr(login) and "Basic" not in repr(login)
     assert login.text == "http://proxy.corp:8080"
+    edges = parse_proxy("V", "http://!u:p~@proxy.corp:8080")  # the printable range's two ends
+    assert edges.authorization == "Basic " + base64.b64encode(b"!u:p~").decode()
     for value in ("http://proxy.corp:0", "http://", "ftp://proxy.corp", "http://p .corp",
                   "http://proxy.corp:x", "http://pr\u00f6xy.corp"):
         with pytest.raises(ProxyProblem):
