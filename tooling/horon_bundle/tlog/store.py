@@ -12,6 +12,7 @@ A leaf is the exact bytes of one entry the store wrote, each naming where it liv
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 from horon_bundle.core import codes
@@ -19,9 +20,11 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.paths import path_problem
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.tlog.note import Verifier, parse_verifier
 from horon_bundle.tlog.tiles import MAX_ENTRY_BYTES, TILE_WIDTH, FileReader
 
 LOG_DIRECTORY = "log"
+MAX_KEY_TEXT_BYTES = 4096  # a file holding a verifier key (`--key`, `--log-key`, `--witness`)
 MAX_LOG_FILE_BYTES = TILE_WIDTH * (2 + MAX_ENTRY_BYTES)  # the largest entry bundle
 # the store's entry trees: (directory, depth of the .json files below it)
 ENTRY_TREES = (("index", 3), ("harness/index", 2), ("yanks", 3))
@@ -90,3 +93,24 @@ def _children(directory: Path) -> list[Path]:
 def read_entry(root: Path, place: str) -> bytes | None:
     return read_input(root / place, limit=MAX_LOG_FILE_BYTES, what="store entry",
                       missing_ok=True, follow_symlinks=False)
+
+
+def store_root(value: str, what: str) -> Path:
+    """A store named as a directory or a `file://` URL (`log verify STORE`, `--log`)."""
+    if "://" not in value:
+        return Path(value)
+    scheme, _, rest = value.partition("://")
+    if scheme != "file" or not rest.startswith("/") or any(c in rest for c in "?#"):
+        raise Refused.one(codes.LOG_UNSUPPORTED, f"{what} {value[:120]!r}: only a store "
+                                                 "directory or a file:///abs/dir URL is read")
+    return Path(urllib.parse.unquote(rest))
+
+
+def load_verifier(value: str, what: str) -> Verifier:
+    """A verifier key given as its text (`<name>+<hash>+<key>`) or as a file holding it."""
+    path = Path(value)
+    if value.count("+") < 2 or path.is_file():
+        data = read_input(path, limit=MAX_KEY_TEXT_BYTES, what=what)
+        assert data is not None
+        value = data.decode("utf-8", "replace")
+    return parse_verifier(value.strip(), f"{what} {value.strip()[:80]!r}")
