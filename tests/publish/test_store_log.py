@@ -5,7 +5,11 @@ CheckRecord) accepts what we write."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ import pytest
 from horon_bundle.core.checkpoint import CHECKPOINT
 from tests.harness_support import built_zip
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
+from tests.install_support import Paused
 from tests.publish_support import Releases, make_dist, publish_env
 from tests.tlog_support import GoChecker, key_file
 
@@ -140,3 +145,30 @@ def test_a_kill_leaves_the_old_checkpoint_valid_and_the_next_run_completes(
     again = cli("publish", dist, "--json", env=env)
     assert again.json()["log"]["size"] == 2, again.stderr
     assert go_checker.check(store / "log", verifier).ok
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_two_concurrent_publishers_never_fork_the_log(tmp_path: Path, releases: Releases,
+                                                      go_checker: GoChecker) -> None:
+    """A holds the log's lock, its tiles written and its checkpoint next; B, which committed
+    its entry meanwhile, waits for the lock, then extends A's checkpoint."""
+    store, env, verifier = _setup(tmp_path)
+    first = Paused(["publish", make_dist(tmp_path / "a", releases.example)],
+                   "publish.log-checkpoint", tmp_path / "marker", env=env)
+    second = subprocess.Popen(
+        [sys.executable, "-m", "horon_bundle", "publish",
+         str(make_dist(tmp_path / "b", releases.clean))],
+        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (store / "index" / "clean").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert second.poll() is None  # waiting for the lock A holds
+    assert first.resume().status == 0
+    _out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    verdict = go_checker.check(store / "log", verifier)
+    assert verdict.ok and verdict.size == 2, verdict.error
+    assert verdict.leaves == _entries(store, f"index/example/0.1.0/{HOST}.json",
+                                      f"index/clean/0.1.0/{HOST}.json")
