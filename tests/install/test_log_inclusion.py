@@ -132,3 +132,11 @@ def test_k_of_n_witnesses(stores: dict[str, Path | str], releases: Releases,
     assert_refused(both, "log.witness")
     assert "cosigned by 1 of the named witnesses (witness.example/w1), 2 required" in both.stderr
     assert cli("verify", releases.example, *log, *keys, "--witnesses-required", "3").status == 2
+
+
+def test_log_options_that_do_not_go_together_are_usage_errors(
+        stores: dict[str, Path | str], releases: Releases) -> None:
+    assert cli("verify", releases.example, "--log", stores["two"]).status == 2
+    assert cli("verify", releases.example, "--witness", stores["key"]).status == 2
+    directory = cli("verify", Path(stores["two"]), *_log(stores, "two"))
+    assert directory.status == 2 and "not a directory" in directory.stderr
