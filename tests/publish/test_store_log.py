@@ -18,7 +18,7 @@ from horon_bundle.core.checkpoint import CHECKPOINT
 from tests.harness_support import built_zip
 from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 from tests.install_support import Paused
-from tests.publish_support import Releases, make_dist, publish_env
+from tests.publish_support import Registry, Releases, make_dist, publish_env
 from tests.tlog_support import GoChecker, key_file
 
 
@@ -172,3 +172,13 @@ def test_two_concurrent_publishers_never_fork_the_log(tmp_path: Path, releases: 
     assert verdict.ok and verdict.size == 2, verdict.error
     assert verdict.leaves == _entries(store, f"index/example/0.1.0/{HOST}.json",
                                       f"index/clean/0.1.0/{HOST}.json")
+
+
+def test_a_registry_keeps_no_log_and_the_run_says_so(tmp_path: Path, registry: Registry,
+                                                      releases: Releases) -> None:
+    key, _ = key_file(tmp_path)
+    env = {**publish_env(registry.destination), "HORON_PUBLISH_LOG_KEY": str(key)}
+    result = cli("publish", make_dist(tmp_path / "dist", releases.example), "--json", env=env)
+    assert result.status == 0, result.stderr
+    assert "log" not in result.json()
+    assert "keeps no transparency log (only a file:// store does)" in result.stderr
