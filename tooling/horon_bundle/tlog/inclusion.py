@@ -45,7 +45,10 @@ def check_witnesses(checkpoint: Checkpoint, policy: WitnessPolicy | None) -> tup
     return cosigned
 
 
-def _entry_for(root: Path, sha256: str) -> tuple[str, bytes]:
+def _entries_for(root: Path, sha256: str) -> list[tuple[str, bytes]]:
+    """Every index entry of the store naming the archive (a store may hold the same archive
+    under two names; one of them in the log is enough)."""
+    found = []
     for place in store_entries(root):
         if place.startswith("yanks/"):
             continue
@@ -58,9 +61,11 @@ def _entry_for(root: Path, sha256: str) -> tuple[str, bytes]:
             continue
         archive = document.get("archive") if isinstance(document, dict) else None
         if isinstance(archive, dict) and archive.get("sha256") == sha256:
-            return place, data
-    raise Refused.one(codes.LOG_NOT_INCLUDED, f"{root}: no index entry of the store names "
-                                              f"archive sha256 {sha256}")
+            found.append((place, data))
+    if not found:
+        raise Refused.one(codes.LOG_NOT_INCLUDED, f"{root}: no index entry of the store "
+                                                  f"names archive sha256 {sha256}")
+    return found
 
 
 def check_inclusion(root: Path, verifier: Verifier, sha256: str,
@@ -68,12 +73,13 @@ def check_inclusion(root: Path, verifier: Verifier, sha256: str,
     """Where the store's entry for the archive of `sha256` is in the log, proven."""
     checkpoint = read_checkpoint(root, verifier)
     cosigned = check_witnesses(checkpoint, witnesses)
-    place, entry = _entry_for(root, sha256)
+    entries = _entries_for(root, sha256)
     reader = TileReader(directory_reader(root / LOG_DIRECTORY), checkpoint.size)
-    index = find_leaf(reader, entry)
-    if index is None or not included(reader, checkpoint, entry, index):
-        raise Refused.one(codes.LOG_NOT_INCLUDED, f"{place}: the store's entry for sha256 "
-                                                  f"{sha256} is not in the log's checkpoint "
-                                                  f"of {checkpoint.size} leaves")
-    return Inclusion(checkpoint=checkpoint, reader=reader, index=index, place=place,
-                     cosigned_by=cosigned)
+    for place, entry in entries:
+        index = find_leaf(reader, entry)
+        if index is not None and included(reader, checkpoint, entry, index):
+            return Inclusion(checkpoint=checkpoint, reader=reader, index=index, place=place,
+                             cosigned_by=cosigned)
+    raise Refused.one(codes.LOG_NOT_INCLUDED, f"{entries[0][0]}: the store's entry for sha256 "
+                                              f"{sha256} is not in the log's checkpoint of "
+                                              f"{checkpoint.size} leaves")
