@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from horon_bundle.core.errors import Refused
+from horon_bundle.core.reporter import SilentReporter
+from horon_bundle.install.installer import install
+from horon_bundle.install.request import InstallRequest
 from horon_bundle.tlog.checkpoint import parse_checkpoint
 from horon_bundle.tlog.note import COSIGNATURE_V1, Note, cosign, generate
 from tests.harness_support import built_zip
@@ -140,3 +144,17 @@ def test_log_options_that_do_not_go_together_are_usage_errors(
     assert cli("verify", releases.example, "--witness", stores["key"]).status == 2
     directory = cli("verify", Path(stores["two"]), *_log(stores, "two"))
     assert directory.status == 2 and "not a directory" in directory.stderr
+
+
+@pytest.mark.parametrize("which", ["native", "harness"])
+def test_the_bytes_installed_are_the_bytes_the_log_check_hashed(
+        stores: dict[str, Path | str], releases: Releases, tmp_path: Path, which: str) -> None:
+    """An archive replaced between `--log`'s check and the install's own hash is refused."""
+    source = releases.example if which == "native" else Path(stores["harness"])
+    home = tmp_path / "home"
+    request = InstallRequest(source=source, home=home, expected_sha256="0" * 64)
+    with pytest.raises(Refused) as caught:
+        install(request, SilentReporter())
+    assert caught.value.codes() == ["log.not-included"]
+    assert "when its log entry was checked" in str(caught.value.findings[0].message)
+    assert not home.exists()

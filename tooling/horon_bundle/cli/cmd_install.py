@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     proof = prove(args, args.path, home) if log_requested(args) else None
     request = InstallRequest(source=args.path, home=home, create_parents=parents,
                              options=options, allow_qa=args.allow_qa, enable=args.enable,
-                             lock_timeout=args.lock_timeout, harness=harness)
+                             lock_timeout=args.lock_timeout, harness=harness,
+                             expected_sha256=proof.archive_sha256 if proof else None)
     reporter = render.ConsoleReporter()
     try:
         result = install(request, reporter)

@@ -21,7 +21,7 @@ LOG_KEYGEN_FORMAT = "horon.log-keygen.v1"
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = "Keep and check the transparency log of a file:// store."
     sub = parser.add_subparsers(dest="log_command", required=True, metavar="SUBCOMMAND",
-                                parser_class=type(parser))
+                                parser_class=type(parser), help="keygen or verify")
     keygen = sub.add_parser("keygen", help="write a signer key file (0600) and print its "
                                            "verifier key")
     keygen.add_argument("name", metavar="NAME", help="the log's name: its checkpoints' origin "
@@ -86,7 +86,9 @@ def run_verify(args: argparse.Namespace) -> int:
                                                  "root": since.root_base64},
             "checkpoint": checkpoint.text.decode()})
         return EXIT_OK
-    sys.stdout.write(checkpoint.text.decode())
+    # the checkpoint, line for line (its reader refused every control character but newlines)
+    lines = checkpoint.text.decode().split("\n")[:-1]
+    sys.stdout.write("".join(plain(line) + "\n" for line in lines))
     extended = "" if since is None else f", extending the {since.size} seen before"
     render.say("[bold green]log verified[/]: {} leaves{}, each the store's entry; every "
                "entry of the store is in it", checkpoint.size, extended)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.cli import render
+from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 
@@ -25,7 +26,7 @@ def add_log_arguments(parser: argparse.ArgumentParser, *, home: bool = False) ->
     group.add_argument("--witnesses-required", type=int, metavar="K",
                        help="cosignatures of the named witnesses required (default: all)")
     if home:
-        group.add_argument("--home", type=Path, metavar="DIR",
+        group.add_argument("--home", type=named_path, metavar="DIR",
                            help="an agent home remembering the largest checkpoint seen (as "
                                 "install does): a smaller or inconsistent one is refused")
 

@@ -30,6 +30,7 @@ class Inclusion:
     reader: TileReader  # the tiles of `checkpoint` (for a consistency proof to a remembered one)
     index: int
     place: str
+    archive_sha256: str
     cosigned_by: tuple[str, ...]
 
 
@@ -79,7 +80,7 @@ def check_inclusion(root: Path, verifier: Verifier, sha256: str,
         index = find_leaf(reader, entry)
         if index is not None and included(reader, checkpoint, entry, index):
             return Inclusion(checkpoint=checkpoint, reader=reader, index=index, place=place,
-                             cosigned_by=cosigned)
+                             archive_sha256=sha256, cosigned_by=cosigned)
     raise Refused.one(codes.LOG_NOT_INCLUDED, f"{entries[0][0]}: the store's entry for sha256 "
                                               f"{sha256} is not in the log's checkpoint of "
                                               f"{checkpoint.size} leaves")
