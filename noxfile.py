@@ -24,7 +24,11 @@ SYSTEM_TOOLS = {
     "git": "git", "sha256sum": "coreutils", "strace": "strace", "unshare": "util-linux",
     "setarch": "util-linux", "prlimit": "util-linux", "docker-registry": "docker-registry",
     "llvm-mc": "llvm", "objcopy": "binutils", "skopeo": "skopeo", "npm": "npm",
-    "nsenter": "util-linux", "openssl": "openssl",
+    "nsenter": "util-linux", "openssl": "openssl", "go": "golang-go",
+}
+# what the tests need that is not a command: a path -> the Debian package that provides it
+SYSTEM_FILES = {
+    "/usr/share/gocode/src/golang.org/x/mod/sumdb/tlog": "golang-golang-x-mod-dev",
 }
 
 
@@ -46,8 +50,10 @@ def bundle(session: nox.Session) -> None:
 def missing_tools() -> tuple[list[str], list[str]]:
     """(missing commands, the Debian packages that provide them); cargo is its own line."""
     missing = [tool for tool in SYSTEM_TOOLS if shutil.which(tool) is None]
-    packages = sorted({SYSTEM_TOOLS[tool] for tool in missing})
-    return missing, packages
+    absent = [path for path in SYSTEM_FILES if not Path(path).is_dir()]
+    packages = sorted({SYSTEM_TOOLS[tool] for tool in missing}
+                      | {SYSTEM_FILES[path] for path in absent})
+    return missing + absent, packages
 
 
 @nox.session

@@ -38,6 +38,7 @@ from tests.session_builds import (
     shared_build,
     the_one,
 )
+from tests.tlog_support import GoChecker, build_checker
 
 __all__ = ["BuiltExample", "Compiled", "ManyFiles"]
 
@@ -184,6 +185,12 @@ def bundles(tmp_path_factory: pytest.TempPathFactory, example_release: BuiltExam
     other = example_in(shared_build(tmp_path_factory, "example-narrow", narrow) / "dist")
     return Bundles(v1=example_release.archive, v1_dir=example_release.bundle,
                    v2=second.archive, v2_dir=second.bundle, v1_other=other.archive)
+
+
+@pytest.fixture(scope="session")
+def go_checker(tmp_path_factory: pytest.TempPathFactory) -> GoChecker:
+    """Go's sumdb/note and sumdb/tlog as a program checking a log (tests/tlog_support.py)."""
+    return GoChecker(shared_build(tmp_path_factory, "go-checker", build_checker) / "checker")
 
 
 @pytest.fixture(scope="session")

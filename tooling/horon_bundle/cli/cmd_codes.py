@@ -38,6 +38,7 @@ _AREAS = {
     "reproduce": "Reproducing a build",
     "publish": "Publishing",
     "yank": "Withdrawing a published version",
+    "log": "The transparency log of a store",
     "harness": "Harness bundles (docs/harness.md)",
     "hook": "Hook lint of harness bundles",
     "profile": "Host profiles",

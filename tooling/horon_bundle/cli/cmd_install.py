@@ -7,6 +7,7 @@ import argparse
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
+from horon_bundle.cli.log_args import add_log_arguments, log_requested, prove, remember, say_proof
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.harness_installer import INSTALLED as HARNESS_INSTALLED
@@ -50,6 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     harness.add_argument("--strict", action="store_true", help="every warning is a refusal")
     harness.add_argument("--zip", metavar="PATH", help="the zip a <zip>.ref.json names, when "
                                                        "it is not beside the ref")
+    add_log_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -61,14 +63,19 @@ def run(args: argparse.Namespace) -> int:
     home, parents = home_from_args(args)
     harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
                              strict=args.strict, zip_path=args.zip)
+    proof = prove(args, args.path, home) if log_requested(args) else None
     request = InstallRequest(source=args.path, home=home, create_parents=parents,
                              options=options, allow_qa=args.allow_qa, enable=args.enable,
-                             lock_timeout=args.lock_timeout, harness=harness)
+                             lock_timeout=args.lock_timeout, harness=harness,
+                             expected_sha256=proof.archive_sha256 if proof else None)
     reporter = render.ConsoleReporter()
     try:
         result = install(request, reporter)
     finally:
         reporter.close()
+    if proof is not None:
+        remember(args, proof, home)
+        say_proof(proof)
     if isinstance(result, HarnessInstallResult):
         return _harness(result, json=args.json)
     words = f"{result.plugin_id} {result.version} {result.target}"

@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         render.say("[bold green]{}[/] {}  sha256 {}", label, _label(bundle),
                    bundle["archive"]["sha256"])
         render.say("        -> {}", bundle["location"])
+    if outcome.log is not None:
+        say_log(outcome.log)
     if outcome.marketplace is not None:
         say_marketplace(outcome.marketplace)
     if outcome.receipt_path is not None:
@@ -113,6 +115,16 @@ def say_marketplace(marketplace: dict[str, Any]) -> None:
                marketplace["name"], plural(marketplace["plugins"], "plugin"),
                marketplace["sha256"])
     render.say("        -> {}", marketplace["url"])
+
+
+def say_log(log: dict[str, Any]) -> None:
+    """The line saying what a store's transparency log became (publish and yank)."""
+    if log["status"] == "not-kept":
+        render.say("[bold yellow]log not extended[/]: {}", log["reason"])
+        return
+    render.say("[bold green]log {}[/] {} new {}, {} in all", log["status"], len(log["added"]),
+               "leaf" if len(log["added"]) == 1 else "leaves", log["size"])
+    render.say("        -> {}", log["checkpoint"])
 
 
 def _label(bundle: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from horon_bundle.cli import github, render
 from horon_bundle.cli.argtypes import named_path
+from horon_bundle.cli.log_args import add_log_arguments, log_requested, prove, remember, say_proof
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused, exit_status_for
@@ -42,6 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                               "(`horon-bundle profiles` lists the shipped ones)")
     harness.add_argument("--strict", action="store_true", help="every warning is a refusal")
     harness.add_argument("--zip", metavar="PATH", help="the zip a single REF names")
+    add_log_arguments(parser, home=True)
     parser.set_defaults(run=run)
 
 
@@ -102,7 +104,12 @@ def run(args: argparse.Namespace) -> int:
         require_signature=args.require_signature, policy=_policy(args.policy))
     harness = HarnessOptions(host=_host(args.host), strict=args.strict, zip_path=args.zip)
     args.subject = str(args.paths[0])
+    proofs = [prove(args, path, args.home) for path in args.paths] if log_requested(args) else []
     reports = [verify_any(path, options, harness) for path in args.paths]
+    if all(report.ok for report in reports):
+        for proof in proofs:
+            remember(args, proof, args.home)
+            say_proof(proof)
     for report in reports:
         show(report)
     summary(reports)

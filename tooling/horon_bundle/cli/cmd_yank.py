@@ -6,7 +6,7 @@ import argparse
 import os
 
 from horon_bundle.cli import render
-from horon_bundle.cli.cmd_publish import say_marketplace
+from horon_bundle.cli.cmd_publish import say_log, say_marketplace
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.publish.publisher import YankRequest, yank
 
@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         state = "already yanked" if result.already else "yanked"
         render.say("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
                    result.version, result.target, result.archive_sha256)
+    if outcome.log is not None:
+        say_log(outcome.log)
     if outcome.marketplace is not None:
         say_marketplace(outcome.marketplace)
     if args.json:
@@ -49,5 +51,6 @@ def run(args: argparse.Namespace) -> int:
                            "destination": outcome.destination, "yanked": [
                                {"id": r.plugin_id, "version": r.version, "target": r.target,
                                 "archive_sha256": r.archive_sha256, "location": r.location,
-                                "already": r.already} for r in outcome.results]})
+                                "already": r.already} for r in outcome.results],
+                           **({"log": outcome.log} if outcome.log is not None else {})})
     return EXIT_OK

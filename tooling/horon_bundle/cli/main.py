@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "publish": ("cmd_publish", "publish a release's archives (gated by two variables)"),
     "yank": ("cmd_yank",
              "withdraw a published version (its bytes stay; it can never be reused)"),
+    "log": ("cmd_log", "keep and check a store's transparency log (keygen, verify)"),
     "sign": ("cmd_sign", "sign archives and artifact records with Sigstore (in CI)"),
     "reproduce": ("cmd_reproduce", "rebuild a bundle from source and compare it byte for byte"),
     "inspect": ("cmd_inspect", "show what a bundle holds: identity, graph, evidence, digests"),

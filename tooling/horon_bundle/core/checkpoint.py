@@ -45,6 +45,12 @@ STEPS: dict[str, str] = {
     "publish.marketplace": "publish/destinations/file_store.py: every entry of the run is "
                            "committed; the new marketplace.json is a fsynced .tmp/w-* file, "
                            "its rename over the old one is next",
+    "publish.log-tiles": "publish/destinations/store_log.py: a tile, entry "
+                         "bundle or leaf hint of the log's append is a fsynced .tmp/w-* file, "
+                         "its rename is next; the old checkpoint is in place",
+    "publish.log-checkpoint": "publish/destinations/store_log.py: every tile "
+                              "of the append is in place; the new checkpoint is a fsynced "
+                              ".tmp/w-* file, its rename over the old one is next",
     "hashed": "install/admission.py, install/harness_admission.py: an archive's SHA-256 is "
               "taken; its verification is next",
     "walked": "install/installer.py, install/harness_installer.py: the home's directories are "

@@ -1014,3 +1014,55 @@ HARNESS_UNSUPPORTED = register(
     "--enable and --allow-qa, a --target).",
     "Run the command without the option (docs/harness.md).",
     exit_status=EXIT_USAGE)
+
+# --- the transparency log of a store (docs/transparency-log.md) ---------------------------
+LOG_KEY = register(
+    "log.key", "A signed-note key is malformed: not `PRIVATE+KEY+<name>+<hash>+<key>` (a signer) "
+    "or `<name>+<hash>+<key>` (a verifier) of an Ed25519 key, a name with a space or `+`, or a "
+    "hash that is not the key's.",
+    "Use the files and lines `horon-bundle log keygen NAME` writes, unmodified.")
+LOG_KEY_FILE = register(
+    "log.key-file", "HORON_PUBLISH_LOG_KEY names a file that cannot be read, or a signer file "
+    "others may read.", "Point HORON_PUBLISH_LOG_KEY at the signer file `log keygen` wrote "
+    "(mode 0600), e.g. one a CI step writes from a secret.", exit_status=EXIT_ENVIRONMENT)
+LOG_CHECKPOINT = register(
+    "log.checkpoint", "A checkpoint is not a signed note of three body lines (origin, size, "
+    "base64 SHA-256 root) with signature lines, or is larger than its limit.",
+    "Use the log's own `checkpoint` file (or the one `log verify` printed), unmodified.")
+LOG_SIGNATURE = register(
+    "log.signature", "The checkpoint carries no valid signature by the log's key (or a "
+    "signature line of that key does not verify), or its origin is not the key's name.",
+    "Check the verifier key you were given; a checkpoint not signed by it is not the log's.")
+LOG_TILE = register(
+    "log.tile", "A tile or entry bundle the checkpoint needs is missing, has the wrong size, or "
+    "an entry bundle holds a malformed or oversized entry.",
+    "The log's files are incomplete or damaged: copy the store's log/ directory whole.")
+LOG_ROOT = register(
+    "log.root", "The root recomputed from the entry bundles differs from the checkpoint's "
+    "(a leaf was changed after it was logged).",
+    "The log was rewritten: do not trust the store; report it to its operator.")
+LOG_LEAF = register(
+    "log.leaf", "A leaf differs from the store's index entry it records (the entry was "
+    "rewritten or removed), or an index entry of the store is not in the log.",
+    "The store changed what it had published: do not trust the store; report the entry named.")
+LOG_INCONSISTENT = register(
+    "log.inconsistent", "A checkpoint is not an extension of an earlier one (no valid "
+    "consistency proof between them): the log was forked or rewritten.",
+    "Keep the earlier checkpoint as evidence and report both to the store's operator.")
+LOG_ROLLBACK = register(
+    "log.rollback", "The log's checkpoint is smaller than one already seen (a rollback, or a "
+    "view split from the one this host saw).",
+    "The store serves an older log than it served before: do not install from it; report it.")
+LOG_NOT_INCLUDED = register(
+    "log.not-included", "The store's index entry for the bundle is not in the log's "
+    "checkpoint, or names another archive digest.",
+    "Publish the bundle again with the log key set (a publish adds what is missing), or use "
+    "the bundle the store's entry names.")
+LOG_WITNESS = register(
+    "log.witness", "Fewer than the required number of the named witnesses cosigned the "
+    "checkpoint (or a witness key is malformed).",
+    "Wait for the witnesses to cosign the new checkpoint, or check the witness keys given.")
+LOG_UNSUPPORTED = register(
+    "log.unsupported", "--log names something other than a local store directory or file:// "
+    "URL.", "Copy the store's log/ and index/ locally (they are static files) and name the "
+    "copy.", exit_status=EXIT_USAGE)

@@ -41,7 +41,15 @@ def stat_key(path: Path) -> tuple[int, int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
+def same_as_checked(path: Path, sha256: str | None, expected: str | None) -> None:
+    """The bytes admitted are the ones a check before the install hashed (`--log`)."""
+    if expected is not None and sha256 != expected:
+        raise Refused.one(codes.LOG_NOT_INCLUDED, f"{path}: sha256 {sha256} now, {expected} "
+                                                  "when its log entry was checked")
+
+
+def admit(path: Path, options: AuditOptions, *, allow_qa: bool,
+          expected_sha256: str | None = None) -> Admitted:
     """Verify `path` (directory or archive) with the trust options; refuse what fails."""
     archive_stat = archive_sha256 = None
     if path.is_file() and not path.is_symlink():
@@ -51,6 +59,7 @@ def admit(path: Path, options: AuditOptions, *, allow_qa: bool) -> Admitted:
         except OSError as exc:
             raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
         checkpoint("hashed")
+    same_as_checked(path, archive_sha256, expected_sha256)
     report = audit_path(path, options)
     unchanged_since(path, archive_stat)  # the bytes hashed are the bytes verified
     findings = Findings()

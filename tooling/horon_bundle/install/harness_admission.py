@@ -19,7 +19,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_file
-from horon_bundle.install.admission import stat_key, unchanged_since
+from horon_bundle.install.admission import same_as_checked, stat_key, unchanged_since
 from horon_bundle.model.harness.layout import REF_SUFFIX
 from horon_bundle.model.harness.ref import zip_of_ref
 from horon_bundle.verify.audit import AuditOptions
@@ -72,7 +72,8 @@ def zip_of(path: Path, harness: HarnessOptions) -> Path:
     return zipped
 
 
-def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions) -> AdmittedHarness:
+def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions, *,
+                  expected_sha256: str | None = None) -> AdmittedHarness:
     zipped = zip_of(path, harness)
     if zipped.is_symlink() or not zipped.is_file():
         code = codes.REF_ZIP_MISSING if zipped != path else codes.INPUT_UNREADABLE
@@ -85,6 +86,7 @@ def admit_harness(path: Path, options: AuditOptions, harness: HarnessOptions) ->
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{zipped}: {exc.strerror}") from None
     checkpoint("hashed")
+    same_as_checked(zipped, digest.sha256, expected_sha256)
     report = verify_any(path, options, harness)
     unchanged_since(zipped, before)
     findings = Findings()

@@ -89,7 +89,8 @@ def install_harness(request: InstallRequest,
                           f"{' and '.join(asked)}: native-bundle options; {request.source.name} "
                           "is a harness bundle")
     reporter.step(f"verifying {request.source}")
-    admitted = admit_harness(request.source, request.options, request.harness)
+    admitted = admit_harness(request.source, request.options, request.harness,
+                             expected_sha256=request.expected_sha256)
     with writing(request.home, parents=request.create_parents,
                  lock_timeout=request.lock_timeout) as home:
         store = home.area(HARNESS_DIR, DIGEST_DIR, create=True)

@@ -84,7 +84,8 @@ def install(request: InstallRequest,
                                                "bundle")
     reporter = reporter or SilentReporter()
     reporter.step(f"verifying {request.source}")
-    admitted = admit(request.source, request.options, allow_qa=request.allow_qa)
+    admitted = admit(request.source, request.options, allow_qa=request.allow_qa,
+                     expected_sha256=request.expected_sha256)
     manifest = admitted.manifest
     parts = (manifest.id, manifest.version, manifest.target)
     with writing(request.home, parents=request.create_parents,

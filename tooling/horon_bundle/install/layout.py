@@ -9,6 +9,8 @@
       harness-bundles/sha256/<hex>.zip   one harness zip under its SHA-256, 0444, written once
       harness-bundles/.staging-* an install of a harness zip in progress (idem)
       .state.json.*.tmp          a state write in progress (idem)
+      log-checkpoints/<sha256>   the largest checkpoint seen of each store's log (--log;
+                                 install/log_memory.py)
 
 The default home is `$HORON_AGENT_HOME`, else `$XDG_DATA_HOME/horon-agent`, else
 `~/.local/share/horon-agent`: installed plugins are user data in the XDG Base Directory

@@ -20,3 +20,6 @@ class InstallRequest:
     enable: bool = False
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     harness: HarnessOptions = field(default_factory=HarnessOptions)  # harness zips only
+    # the archive's SHA-256 a check before the install took (`--log`): the bytes admitted
+    # must be those
+    expected_sha256: str | None = None

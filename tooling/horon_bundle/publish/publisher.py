@@ -25,6 +25,7 @@ from horon_bundle.publish.destinations.interface import (
     YankResult,
     parse_address,
 )
+from horon_bundle.publish.destinations.store_log import LOG_KEY_VARIABLE
 from horon_bundle.publish.gate import Gate, read_gate
 from horon_bundle.publish.preflight import PlannedItem, PublishRequest, preflight
 from horon_bundle.publish.receipt import WOULD_PUBLISH, bundle_entry, receipt, write_receipt
@@ -41,6 +42,7 @@ class PublishOutcome:
     receipt: dict[str, Any] | None = None
     receipt_path: Path | None = None
     marketplace: dict[str, Any] | None = None  # what the store's marketplace became
+    log: dict[str, Any] | None = None  # what the store's transparency log became
     notes: list[str] = field(default_factory=list)
 
 
@@ -68,11 +70,15 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
                              {}) for p in plan])
             return outcome
         entries = _upload_and_commit(plan, destination, reporter)
+        outcome.log = _log(destination, [p.item for p in plan], [], reporter)
+        if outcome.log is None and environ.get(LOG_KEY_VARIABLE):
+            outcome.notes.append(f"{LOG_KEY_VARIABLE} is set, but {destination.display} keeps "
+                                 "no transparency log (only a file:// store does)")
         outcome.marketplace = _refresh(destination, [p.item for p in plan], reporter)
     finally:
         destination.close()
     outcome.receipt = receipt(destination.display, dry_run=False, bundles=entries,
-                              marketplace=outcome.marketplace)
+                              marketplace=outcome.marketplace, log=outcome.log)
     try:
         outcome.receipt_path = write_receipt(request.dist_dir, outcome.receipt)
     except OSError as exc:
@@ -105,6 +111,23 @@ def _upload_and_commit(plan: list[PlannedItem], destination: Destination,
     return [bundle_entry(p, statuses[p.item.key], extras.get(p.item.key, {})) for p in plan]
 
 
+def _log(destination: Destination, items: list[ReleaseItem], yanks: list[YankResult],
+         reporter: Reporter) -> dict[str, Any] | None:
+    """Append what the run committed to the destination's transparency log (last: a kill
+    before its checkpoint leaves the old one valid, and the same command completes it)."""
+    try:
+        log = destination.log_publications(items, yanks)
+    except Refused as exc:
+        suffix = (" (every bundle is published; the log was not extended: running the same "
+                  "command again adds them)")
+        raise Refused(Finding(f.code, f.message + suffix, f.hint)
+                      for f in exc.findings) from None
+    if log is not None and log["status"] != "not-kept":
+        reporter.step(f"log {log['status']}: {len(log.get('added', []))} new leaves, "
+                      f"{log.get('size', 0)} in all")
+    return log
+
+
 def _refresh(destination: Destination, items: list[ReleaseItem],
              reporter: Reporter) -> dict[str, Any] | None:
     """Rewrite what the destination derives from its entries, once they are all committed."""
@@ -134,6 +157,7 @@ class YankOutcome:
     destination: str | None = None
     results: list[YankResult] = field(default_factory=list)
     marketplace: dict[str, Any] | None = None
+    log: dict[str, Any] | None = None
 
 
 def reason_problem(reason: str) -> str | None:
@@ -174,6 +198,7 @@ def yank(request: YankRequest, environ: Mapping[str, str], reporter: Reporter) -
             reporter.step(f"yanking {request.plugin_id} {request.version} {target}")
             outcome.results.append(destination.yank(request.plugin_id, request.version, target,
                                                     request.reason))
+        outcome.log = _log(destination, [], outcome.results, reporter)
         outcome.marketplace = _refresh(destination, [], reporter)
     finally:
         destination.close()

@@ -57,13 +57,16 @@ def bundle_entry(planned: PlannedItem, status: str, extra: dict[str, str]) -> di
 
 
 def receipt(destination: str, *, dry_run: bool, bundles: list[dict[str, Any]],
-            marketplace: dict[str, Any] | None = None) -> dict[str, Any]:
+            marketplace: dict[str, Any] | None = None,
+            log: dict[str, Any] | None = None) -> dict[str, Any]:
     """The receipt; `marketplace` is what a `file://` store's Claude Code marketplace became
     (name, location, url, sha256, plugins, status `written` or `unchanged`), when it has one."""
     document = {"format": RECEIPT_FORMAT, "ok": True, "skipped": False, "dry_run": dry_run,
                 "destination": destination, "bundles": bundles}
     if marketplace is not None:
         document["marketplace"] = marketplace
+    if log is not None:
+        document["log"] = log
     return document
 
 

@@ -21,7 +21,8 @@ def open_destination(address: Address, environ: Mapping[str, str],
     public_url = read_public_url(environ)
     if isinstance(address, FileAddress):
         from horon_bundle.publish.destinations.file_store import FileStore  # noqa: PLC0415 - one seam
-        return FileStore(address, public_url)
+        from horon_bundle.publish.destinations.store_log import read_log_key  # noqa: PLC0415
+        return FileStore(address, public_url, read_log_key(environ))
     if public_url is not None:
         raise Refused.one(codes.PUBLISH_PUBLIC_URL,
                           f"{PUBLIC_URL_VARIABLE} is set, but {address.display} is not a "

@@ -25,7 +25,7 @@ import datetime
 import errno
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.publish.destinations import store_marketplace
+from horon_bundle.publish.destinations import store_log, store_marketplace
 from horon_bundle.publish.destinations.interface import (
     ABSENT,
     ALREADY_PUBLISHED,
@@ -59,6 +59,7 @@ from horon_bundle.publish.destinations.store_entries import (
 )
 from horon_bundle.publish.public_url import PublicUrl
 from horon_bundle.publish.release import ReleaseItem
+from horon_bundle.tlog.note import Signer
 
 STORE_FORMAT = "horon.file-store.v1"
 MARKER = "horon-store.json"
@@ -67,10 +68,12 @@ TEMP_PREFIX = "w-"
 
 
 class FileStore(Destination):
-    def __init__(self, address: FileAddress, public_url: PublicUrl | None = None) -> None:
+    def __init__(self, address: FileAddress, public_url: PublicUrl | None = None,
+                 log_key: Signer | None = None) -> None:
         self.address = address
         self.root = address.root
         self.public_url = public_url  # set: the store serves a Claude Code marketplace
+        self.log_key = log_key  # set: every publication is appended to the store's log
         self._lease: DirectoryLease | None = None
 
     def begin_writing(self) -> None:
@@ -332,7 +335,8 @@ class FileStore(Destination):
                           f"{item.label}: {path} holds archive sha256 {sha}, this release has "
                           f"{item.digest.sha256} (another publisher won)")
 
-    def replace_file(self, final: Path, data: bytes) -> None:
+    def replace_file(self, final: Path, data: bytes, *,
+                     before_rename: Callable[[], None] | None = None) -> None:
         """Replace `final` inside the store whole: a temp file in `.tmp/`, fsynced, renamed
         over it (a reader sees the old bytes or the new ones, never a mixture)."""
         self._directory(final.parent)
@@ -341,7 +345,10 @@ class FileStore(Destination):
                 _write_all(handle, data)
                 os.fsync(handle)
                 temp.chmod(0o644)
-                checkpoint("publish.marketplace")
+                if before_rename is None:
+                    checkpoint("publish.marketplace")
+                else:
+                    before_rename()
                 temp.replace(final)
             except OSError as exc:
                 raise _write_error(final, exc) from None
@@ -349,6 +356,13 @@ class FileStore(Destination):
 
     def refresh_listing(self, items: list[ReleaseItem]) -> dict[str, Any] | None:
         return store_marketplace.refresh(self, items)
+
+    def log_publications(self, items: list[ReleaseItem],
+                         yanks: list[YankResult]) -> dict[str, Any] | None:
+        places = [self._item_entry_path(item) for item in items]
+        places += [self._yank_path(y.plugin_id, y.version, y.target) for y in yanks]
+        return store_log.log_entries(self, self.log_key,
+                                     [p.relative_to(self.root).as_posix() for p in places])
 
     def yank(self, plugin_id: str, version: str, target: str, reason: str) -> YankResult:
         state = self.state(plugin_id, version, target)

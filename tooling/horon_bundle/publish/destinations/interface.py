@@ -144,6 +144,14 @@ class Destination(ABC):
         del items
         return None
 
+    def log_publications(self, items: list[ReleaseItem],
+                         yanks: list[YankResult]) -> dict[str, Any] | None:
+        """After the entries are committed (or yanks written): append them to the
+        destination's transparency log and say what it became (`status` appended, unchanged
+        or not-kept), for the receipt; None when the destination keeps no log."""
+        del items, yanks
+        return None
+
     def begin_writing(self) -> None:  # noqa: B027 - only stores with temp files need it
         """Called once before the first upload of a run that is not a dry run (a `file://`
         store claims its `.tmp/` and removes what killed runs left there)."""
