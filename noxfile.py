@@ -24,7 +24,7 @@ SYSTEM_TOOLS = {
     "git": "git", "sha256sum": "coreutils", "strace": "strace", "unshare": "util-linux",
     "setarch": "util-linux", "prlimit": "util-linux", "docker-registry": "docker-registry",
     "llvm-mc": "llvm", "objcopy": "binutils", "skopeo": "skopeo", "npm": "npm",
-    "nsenter": "util-linux", "openssl": "openssl",
+    "nsenter": "util-linux", "openssl": "openssl", "time": "time",
 }
 
 
