@@ -19,13 +19,13 @@ that would have raised it.
 from __future__ import annotations
 
 import bisect
-import threading
 import zlib
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.background import worker
 from horon_bundle.core.errors import Code, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import read_at
@@ -33,17 +33,6 @@ from horon_bundle.verify.reading.archive_entries import DEFLATED, ArchiveEntry
 from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
 
 READ_AHEAD_FROM = 4 * CHUNK
-_WORKER: ThreadPoolExecutor | None = None
-_WORKER_LOCK = threading.Lock()
-
-
-def _worker() -> ThreadPoolExecutor:
-    """One worker thread for the process (streams are read one at a time)."""
-    global _WORKER  # noqa: PLW0603 - started on first use, shared by every stream
-    with _WORKER_LOCK:
-        if _WORKER is None:
-            _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="horon-inflate")
-        return _WORKER
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +148,7 @@ class ArchiveStream:
         else:
             chunk = self._produce(size)
         if chunk and not self._partial and self._entry.size > READ_AHEAD_FROM:
-            self._ahead = _worker().submit(self._produce, CHUNK)
+            self._ahead = worker().submit(self._produce, CHUNK)
         if len(chunk) > size:
             chunk, self._rest = chunk[:size], chunk[size:]
         return chunk
@@ -189,6 +178,14 @@ class ArchiveStream:
             raise self._refuse(codes.ARCHIVE_FORMAT, f"bad CRC-32 {self._crc:08x}, declared "
                                                      f"{self._entry.crc:08x}")
         return b""
+
+    def kernel_span(self) -> tuple[int, int, int] | None:
+        """(descriptor, offset, length) of a stored entry's bytes in the archive, for a copy
+        that needs no inflating (its digest is checked afterwards, which also proves the CRC
+        the verify checked); None for a deflated entry or once reading has begun."""
+        if self._inflate is not None or self._started:
+            return None
+        return (self._fd, self._entry.data_offset, self._entry.size)
 
     def seekable(self) -> bool:
         return True
