@@ -154,6 +154,37 @@ def _sha256(path: Path) -> str:
 
 
 PEAK_LIMIT_KIB = 64 * 1024
+JUDGED_FROM = 256 * MIB  # a target is judged at the largest size measured, from this size
+
+
+def install_rows(big: Built, scratch: Path, rounds: int) -> list[Row]:
+    """`install` of the directory and of the archive into a fresh home ÷ `cp -r` of the
+    bundle directory + `sync` (the copy a careful user would make by hand)."""
+    rows = []
+    counter = iter(range(10**6))
+    homes = scratch / "install-homes"
+    homes.mkdir(exist_ok=True)
+    judged = big.size >= JUDGED_FROM
+
+    def copy(_: int) -> Run:
+        target = homes / f"cp-{next(counter)}"
+        result = run(["sh", "-c", 'cp -r "$1" "$2" && sync', "cp", big.bundle, target])
+        shutil.rmtree(target)
+        return result
+
+    for form, source, limit in (("dir", big.bundle, 1.5), ("zip", big.archive, 2.0)):
+        def install(_: int, source: Path = source) -> Run:
+            home = homes / f"home-{next(counter)}"
+            result = run([HORON, "install", source, "--home", home], env=_env())
+            shutil.rmtree(home)
+            return result
+
+        pair = interleaved(install, copy, rounds)
+        rows.append(Row(f"install ({form}) ÷ `cp -r` + `sync`, {big.size // MIB} MiB",
+                        fmt(pair), f"≤ {limit}×", pair.ratio <= limit if judged else None,
+                        owned=judged,
+                        detail=f"peak RSS {pair.subject_peak_kib / 1024:.1f} MiB"))
+    return rows
 
 
 def memory_row(operation: str, peaks: list[tuple[int, int]]) -> Row:
@@ -196,10 +227,10 @@ def publish_rows(sizes: list[Built], scratch: Path, rounds: int) -> tuple[list[R
             upload = sorted(phase_seconds(r.stderr, "uploading ", "published ")
                             for r in pair.subject)[len(pair.subject) // 2]
             label = f"{item.size // MIB} MiB"
+            judged = item is sizes[-1] and item.size >= JUDGED_FROM
             rows.append(Row(f"oci:// publish ÷ raw `curl` blob upload, {label}", fmt(pair),
-                            "≤ 1.3× (at 1 GiB)",
-                            pair.ratio <= 1.3 if item.size >= 1024 * MIB else None,
-                            owned=item.size >= 1024 * MIB,
+                            "≤ 1.2× (at the largest size)",
+                            pair.ratio <= 1.2 if judged else None, owned=judged,
                             detail=f"upload + commit alone {upload:.2f} s = "
                                    f"{upload / pair.baseline_s:.2f}× curl; the rest is "
                                    "preflight (verify)"))
@@ -227,9 +258,8 @@ def publish_rows(sizes: list[Built], scratch: Path, rounds: int) -> tuple[list[R
             write = sorted(phase_seconds(r.stderr, "uploading ", "published ")
                            for r in stored.subject)[len(stored.subject) // 2]
             rows.append(Row(f"file:// publish ÷ `cp` + `sync`, {label}", fmt(stored),
-                            "≤ 1.5× (at 1 GiB)",
-                            stored.ratio <= 1.5 if item.size >= 1024 * MIB else None,
-                            owned=item.size >= 1024 * MIB,
+                            "≤ 1.5× (at the largest size)",
+                            stored.ratio <= 1.5 if judged else None, owned=judged,
                             detail=f"peak RSS {stored.subject_peak_kib / 1024:.1f} MiB; store "
                                    f"write alone {write:.2f} s = "
                                    f"{write / stored.baseline_s:.2f}× cp+sync"))
@@ -367,7 +397,7 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
                detail="≤ 5× taken as a small slope for this report")
 
 
-GROUPS = ("verify", "publish", "build", "startup", "plugins")
+GROUPS = ("verify", "install", "publish", "build", "startup", "plugins")
 NOTES = [
     "The machine is shared (2 cores; other work ran beside this run): each ratio is a median "
     "of interleaved rounds, but expect ±20 % between runs on the small rows.",
@@ -383,20 +413,37 @@ WHY = {
                    "same bytes) the floor is the interpreter's start-up and imports, the "
                    "\"small example\" row's cost; the profile below shows hashing and reading "
                    "are the rest.",
-    "verify `.zip`": "verify `.zip` ÷ dir: an archive entry must also be inflated and its "
-                     "CRC-32 checked (a bad CRC is a refusal); the profile shows `zlib.crc32` "
-                     "and `decompress` as the difference. Overlapping them with the hash on "
-                     "another core is left for a later round.",
-    "oci://": "oci:// publish: the upload and commit alone run at about curl's speed (the row "
-              "says so); the rest is preflight, a full verify of the archive (inflate, CRC, "
-              "library digest, archive digest from the same read): the verify `.zip` cost.",
-    "file://": "file:// publish: preflight is the same verify as for oci://; the store write "
-               "copies with `copy_file_range`, reads the copy back to hash what landed, and "
-               "fsyncs (the profile below); `cp` + `sync` does none of the checks.",
+    "verify `.zip`": "verify `.zip` ÷ dir: an incompressible library is stored, not deflated "
+                     "(docs/bundle-format.md), and the archive's next chunk is read and "
+                     "CRC-checked on a worker thread while the caller hashes the current one; "
+                     "what remains beyond the directory's verify is the CRC-32 and the "
+                     "thread hand-off, which overlap only when a second core is free (see "
+                     "the load average above).",
+    "install": "install ÷ `cp -r` + `sync`: the verify of the source hashes every byte, then "
+               "the copy (by `copy_file_range` for a directory and for stored entries) is "
+               "hashed as it lands, and one `syncfs` makes it durable: two SHA-256 passes "
+               "where `cp` does none. Meeting the row would take one pass: the verify "
+               "writing the staged copy as it reads (a tee from the verifier's streams into "
+               "staging), which means staging before the bundle has passed, against "
+               "docs/install.md's rule that the home is untouched until then.",
+    "oci://": "oci:// publish: the upload and commit alone run at about curl's speed; the "
+              "rest is the preflight, a verify of the archive (a stored library is read and "
+              "CRC-checked on the worker while hashed; the archive's digest comes from the "
+              "same read). Meeting the row would take overlapping the preflight with the "
+              "upload (the upload sent while the verify reads, the manifest withheld until "
+              "it passes).",
+    "file://": "file:// publish: the preflight's verify reads and hashes every byte once (cp "
+               "hashes none); the store then copies by the kernel alone, with no second "
+               "read, while the archive keeps the identity the preflight saw, and fsyncs it. "
+               "The verify's SHA-256 is the floor above `cp`.",
     "build,": "build reads: the library is copied out of cargo's target dir (hashed), read "
               "by the verify of the staged bundle (hashed again: the self-check an archive "
               "is never written without), read by the zip writer, and the archive is read "
-              "back to hash it.",
+              "back to hash it. zipfile writes each local header again after its data (the "
+              "CRC and sizes), so the archive cannot be hashed as written; taking each "
+              "entry's CRC while the library is copied out and writing the headers once "
+              "would remove the read-back, and judging the staged bundle from the copy's "
+              "digests would remove the second hash.",
     "build overhead": "build overhead: the processes (`cargo --version`, `rustc -vV`, `rustc "
                       "--print target-libdir`, one `cargo metadata`, the probe child in its "
                       "namespaces) and the imports of the build stages and cyclonedx for the "
@@ -447,6 +494,9 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
         wanted += [(f"file:// publish of the {big.size // MIB} MiB release", ["publish", release],
                     {"HORON_PUBLISH_ENABLED": "true",
                      "HORON_PUBLISH_DESTINATION": f"file://{store}"})]
+    if "install" in missed:
+        wanted += [(f"install of the {big.size // MIB} MiB archive",
+                    ["install", big.archive, "--home", scratch / "profile-home"], {})]
     if "doctor" in missed:
         wanted += [("doctor of the example", ["doctor", example.bundle], {})]
     found = []
@@ -503,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
                              bundle=archive.with_suffix(""), archive=archive)
         if "verify" in only:
             _guarded(rows, "verify", lambda: verify_rows(items[-1], sidecars, args.rounds))
+        if "install" in only:
+            _guarded(rows, "install", lambda: install_rows(items[-1], scratch, args.rounds))
         if "publish" in only:
             _guarded(rows, "publish", lambda: publish_rows(items, scratch, args.rounds)[0])
         if "build" in only:
