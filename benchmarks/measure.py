@@ -30,6 +30,7 @@ class Run:
     seconds: float
     peak_kib: int
     stderr: str
+    cpu_seconds: float = 0.0  # user + system of the child and what it waited for
 
 
 def run(command: Command, *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
@@ -37,7 +38,7 @@ def run(command: Command, *, env: Mapping[str, str] | None = None, cwd: Path | N
     """One child: wall time, its own peak RSS (KiB), its stderr with a time stamp per line."""
     with tempfile.NamedTemporaryFile(prefix="horon-bench-rss-") as figure:
         start = time.perf_counter()
-        with subprocess.Popen([str(GNU_TIME), "-f", "%M", "-o", figure.name,
+        with subprocess.Popen([str(GNU_TIME), "-f", "%M %U %S", "-o", figure.name,
                                *(str(part) for part in command)], env=dict(env or os.environ),
                               cwd=cwd, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE) as child:
@@ -49,9 +50,10 @@ def run(command: Command, *, env: Mapping[str, str] | None = None, cwd: Path | N
         written = Path(figure.name).read_text().split()
     if check and returncode != 0:
         raise RuntimeError(f"{command[0]} … exited {returncode}: {''.join(lines)[-3000:]}")
-    # `time` writes "Command exited with non-zero status N" before the figure on a failure
-    peak = int(written[-1]) if written and written[-1].isdigit() else 0
-    return Run(seconds=seconds, peak_kib=peak, stderr="".join(lines))
+    # `time` writes "Command exited with non-zero status N" before the figures on a failure
+    figures = written[-3:] if len(written) >= 3 and written[-3].isdigit() else ["0", "0", "0"]
+    return Run(seconds=seconds, peak_kib=int(figures[0]), stderr="".join(lines),
+               cpu_seconds=float(figures[1]) + float(figures[2]))
 
 
 @dataclass(slots=True)
@@ -70,6 +72,14 @@ class Pair:
     @property
     def ratio(self) -> float:
         return self.subject_s / self.baseline_s
+
+    @property
+    def cpu_ratio(self) -> float:
+        """Median CPU seconds (user + system) of the subject ÷ the baseline's: what the
+        operation costs, which a loaded machine distorts less than wall time."""
+        subject = statistics.median(r.cpu_seconds for r in self.subject)
+        baseline = statistics.median(r.cpu_seconds for r in self.baseline)
+        return subject / baseline if baseline > 0 else float("inf")
 
     @property
     def subject_peak_kib(self) -> int:

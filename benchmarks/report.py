@@ -59,7 +59,9 @@ def write(path: Path, rows: Sequence[Any], notes: list[str], *, rounds: int,
         "untimed warm-up; peak RSS is the tool's own, as `/usr/bin/time -f %M` reports it "
         "(not `ru_maxrss` from the driver's `wait4`, which Linux makes at least the driver's "
         "own size; `tests/project/test_bench_memory.py` proves a memory-hungry child is "
-        "reported as such and a small one as small). Bundles are built "
+        "reported as such and a small one as small); \"CPU\" is the ratio of the median "
+        "user + system seconds (GNU `time`), which a loaded machine distorts less than wall "
+        "time. Bundles are built "
         "by the real `horon-bundle build`, libraries of "
         + ", ".join(f"{s >> 20} MiB" for s in sizes)
         + " (incompressible bytes linked with `global_asm!` + `.incbin`).",

@@ -99,7 +99,8 @@ def _library(bundle: Path) -> Path:
 
 
 def fmt(pair: Pair) -> str:
-    return f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s)"
+    return (f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s; "
+            f"CPU {pair.cpu_ratio:.2f}×)")
 
 
 def verify_rows(big: Built, sidecars: Built | None, rounds: int) -> list[Row]:

@@ -42,6 +42,16 @@ def test_incompressible_entries_are_stored_and_the_rest_deflated(tmp_path: Path)
                        "empty": zipfile.ZIP_STORED}
 
 
+def test_a_library_whose_head_compresses_and_whose_body_does_not_is_stored(
+        tmp_path: Path) -> None:
+    """An ELF header and some code in front of a large embedded blob: the file as a whole
+    does not shrink, and neither does the sample, whose first block is the head."""
+    head = b"".join(b"\x7fELF code %d\n" % (n % 64) for n in range(6_000))
+    library = tmp_path / "lib.so"
+    library.write_bytes(head + _noise(12 * MIB, 3))
+    assert stores(library)
+
+
 def test_the_rule_samples_fixed_blocks_of_a_large_file(tmp_path: Path) -> None:
     """Beyond the sample size the blocks at fixed places decide: noise there is stored even
     if the bytes between the blocks would compress, text there is deflated."""

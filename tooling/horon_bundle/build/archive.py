@@ -27,8 +27,8 @@ COMPRESS_LEVEL = 6  # measured: docs/bundle-format.md, "The archive"
 # sample (docs/bundle-format.md, "Stored entries"): the whole file up to SAMPLE_BLOCK *
 # SAMPLE_BLOCKS bytes, else SAMPLE_BLOCKS blocks of SAMPLE_BLOCK bytes at fixed places.
 STORE_MARGIN = 32
-SAMPLE_BLOCK = 128 << 10
-SAMPLE_BLOCKS = 8
+SAMPLE_BLOCK = 16 << 10
+SAMPLE_BLOCKS = 64
 
 
 def clamp_epoch(epoch: int) -> int:
