@@ -99,8 +99,8 @@ def _library(bundle: Path) -> Path:
 
 
 def fmt(pair: Pair) -> str:
-    return (f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s; "
-            f"CPU {pair.cpu_ratio:.2f}×)")
+    cpu = f"{pair.cpu_ratio:.2f}×" if pair.cpu_ratio != float("inf") else "— (baseline 0 s)"
+    return f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s; CPU {cpu})"
 
 
 def verify_rows(big: Built, sidecars: Built | None, rounds: int) -> list[Row]:
@@ -461,6 +461,18 @@ WHY = {
 }
 
 
+def load_note() -> list[str]:
+    """Said when the run shared the machine: the wall-time ratios are then upper bounds."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load <= cores:
+        return []
+    return [f"**Measured under load**: the load average was {load:.1f} on {cores} cores at "
+            "the end of this run (other work beside it), so a second thread found no free "
+            "core most of the time and every process start cost several times its unloaded "
+            "figure; the wall-time ratios are upper bounds, and the CPU ratios (user + "
+            "system) say what each operation costs itself."]
+
+
 def why_unmet(rows: list[Row]) -> list[str]:
     return [text for prefix, text in WHY.items()
             if any(row.met is False and row.operation.startswith(prefix) for row in rows)]
@@ -570,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
         profiled = profile_unmet(rows, items, example, scratch, target_dir)
     finally:
         elapsed = time.perf_counter() - started
-        report.write(args.out, rows, [*NOTES, *why_unmet(rows)], rounds=args.rounds,
+        report.write(args.out, rows, [*NOTES, *load_note(), *why_unmet(rows)],
+                     rounds=args.rounds,
                      sizes=sizes, elapsed=elapsed, profiles=profiled,
                      command=" ".join(["nox -s bench", *(["--", *argv] if argv else [])]))
         print(args.out.read_text(), file=sys.stderr)
