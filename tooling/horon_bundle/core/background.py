@@ -8,16 +8,22 @@ order given, which is what a stream's chunks need.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 _WORKER: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
 
 
 def worker() -> ThreadPoolExecutor:
-    """The shared worker, started on first use."""
+    """The shared worker, started on first use (`concurrent.futures` is imported then: a
+    command that streams nothing large never pays for it at start-up)."""
     global _WORKER  # noqa: PLW0603 - started on first use, shared by every stream
     with _LOCK:
         if _WORKER is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - see above
+
             _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="horon-stream")
         return _WORKER

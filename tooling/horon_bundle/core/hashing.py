@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from horon_bundle.core.background import worker
 from horon_bundle.core.inputs import open_regular, opened_input
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 CHUNK = 1 << 20
 READ_AHEAD_AFTER = 4  # chunks read before reading ahead (small files never start a thread)

@@ -15,11 +15,14 @@ import errno
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from horon_bundle.core.background import worker
 from horon_bundle.core.hashing import CHUNK, Digest
 from horon_bundle.core.streams import ByteStream
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 COPY_CHUNK = 8 << 20
 _FALLBACK = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import bisect
 import zlib
-from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.background import worker
@@ -31,6 +30,9 @@ from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import read_at
 from horon_bundle.verify.reading.archive_entries import DEFLATED, ArchiveEntry
 from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 READ_AHEAD_FROM = 4 * CHUNK
 
