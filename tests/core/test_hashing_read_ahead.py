@@ -18,8 +18,7 @@ from horon_bundle.core.tree_stream import TreeStream
 
 @pytest.mark.parametrize("size", [0, 5, CHUNK, READ_AHEAD_AFTER * CHUNK,
                                   (READ_AHEAD_AFTER + 3) * CHUNK + 11])
-def test_the_digest_and_the_observed_chunks_are_one_thread_s(tmp_path: Path,
-                                                             size: int) -> None:
+def test_digest_and_observed_chunks_match_a_single_thread(tmp_path: Path, size: int) -> None:
     data = os.urandom(size)
     path = tmp_path / "file"
     path.write_bytes(data)
