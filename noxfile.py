@@ -25,6 +25,7 @@ SYSTEM_TOOLS = {
     "setarch": "util-linux", "prlimit": "util-linux", "docker-registry": "docker-registry",
     "llvm-mc": "llvm", "objcopy": "binutils", "skopeo": "skopeo", "npm": "npm",
     "nsenter": "util-linux", "openssl": "openssl", "go": "golang-go",
+    "time": "time",
 }
 # what the tests need that is not a command: a path -> the Debian package that provides it
 SYSTEM_FILES = {

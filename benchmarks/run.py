@@ -3,9 +3,10 @@
 
 Every figure is measured in this run: bundles are built by the real `horon-bundle build`,
 each operation runs as a child process interleaved with its baseline (median of
-`--rounds`), peak RSS comes from `os.wait4`. The publish rows, which this code owns, are
-asserted (`--no-assert` reports only); the others are reported with whether they meet
-their target. The report is docs/benchmarks.md unless `--out` says otherwise.
+`--rounds`), peak RSS is the tool's own (GNU `time`, benchmarks/measure.py). The publish,
+install and memory rows, which this code owns, are asserted (`--no-assert` reports only);
+the others are reported with whether they meet their target. The report is
+docs/benchmarks.md unless `--out` says otherwise.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def _library(bundle: Path) -> Path:
 
 
 def fmt(pair: Pair) -> str:
-    return f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s)"
+    cpu = f"{pair.cpu_ratio:.2f}×" if pair.cpu_ratio != float("inf") else "— (baseline 0 s)"
+    return f"{pair.ratio:.2f}× ({pair.subject_s:.2f} s ÷ {pair.baseline_s:.3f} s; CPU {cpu})"
 
 
 def verify_rows(big: Built, sidecars: Built | None, rounds: int) -> list[Row]:
@@ -152,6 +154,50 @@ def _sha256(path: Path) -> str:
     return hasher.hexdigest()
 
 
+PEAK_LIMIT_KIB = 64 * 1024
+JUDGED_FROM = 256 * MIB  # a target is judged at the largest size measured, from this size
+
+
+def install_rows(big: Built, scratch: Path, rounds: int) -> list[Row]:
+    """`install` of the directory and of the archive into a fresh home ÷ `cp -r` of the
+    bundle directory + `sync` (the copy a careful user would make by hand)."""
+    rows = []
+    counter = iter(range(10**6))
+    homes = scratch / "install-homes"
+    homes.mkdir(exist_ok=True)
+    judged = big.size >= JUDGED_FROM
+
+    def copy(_: int) -> Run:
+        target = homes / f"cp-{next(counter)}"
+        result = run(["sh", "-c", 'cp -r "$1" "$2" && sync', "cp", big.bundle, target])
+        shutil.rmtree(target)
+        return result
+
+    for form, source, limit in (("dir", big.bundle, 1.5), ("zip", big.archive, 2.0)):
+        def install(_: int, source: Path = source) -> Run:
+            home = homes / f"home-{next(counter)}"
+            result = run([HORON, "install", source, "--home", home], env=_env())
+            shutil.rmtree(home)
+            return result
+
+        pair = interleaved(install, copy, rounds)
+        rows.append(Row(f"install ({form}) ÷ `cp -r` + `sync`, {big.size // MIB} MiB",
+                        fmt(pair), f"≤ {limit}×", pair.ratio <= limit if judged else None,
+                        owned=judged,
+                        detail=f"peak RSS {pair.subject_peak_kib / 1024:.1f} MiB"))
+    return rows
+
+
+def memory_row(operation: str, peaks: list[tuple[int, int]]) -> Row:
+    """The tool's own peak RSS at each size (GNU `time`, benchmarks/measure.py), asserted
+    under a flat limit: memory must not grow with the bundle."""
+    worst = max(kib for _, kib in peaks)
+    return Row(f"{operation} peak RSS (the tool's own), "
+               + " → ".join(f"{size // MIB} MiB" for size, _ in peaks),
+               " → ".join(f"{kib / 1024:.1f} MiB" for _, kib in peaks),
+               f"< {PEAK_LIMIT_KIB // 1024} MiB at any size", worst < PEAK_LIMIT_KIB, owned=True)
+
+
 def publish_rows(sizes: list[Built], scratch: Path, rounds: int) -> tuple[list[Row], list[str]]:
     rows: list[Row] = []
     notes: list[str] = []
@@ -182,10 +228,10 @@ def publish_rows(sizes: list[Built], scratch: Path, rounds: int) -> tuple[list[R
             upload = sorted(phase_seconds(r.stderr, "uploading ", "published ")
                             for r in pair.subject)[len(pair.subject) // 2]
             label = f"{item.size // MIB} MiB"
+            judged = item is sizes[-1] and item.size >= JUDGED_FROM
             rows.append(Row(f"oci:// publish ÷ raw `curl` blob upload, {label}", fmt(pair),
-                            "≤ 1.3× (at 1 GiB)",
-                            pair.ratio <= 1.3 if item.size >= 1024 * MIB else None,
-                            owned=item.size >= 1024 * MIB,
+                            "≤ 1.2× (at the largest size)",
+                            pair.ratio <= 1.2 if judged else None, owned=judged,
                             detail=f"upload + commit alone {upload:.2f} s = "
                                    f"{upload / pair.baseline_s:.2f}× curl; the rest is "
                                    "preflight (verify)"))
@@ -213,17 +259,12 @@ def publish_rows(sizes: list[Built], scratch: Path, rounds: int) -> tuple[list[R
             write = sorted(phase_seconds(r.stderr, "uploading ", "published ")
                            for r in stored.subject)[len(stored.subject) // 2]
             rows.append(Row(f"file:// publish ÷ `cp` + `sync`, {label}", fmt(stored),
-                            "≤ 1.5× (at 1 GiB)",
-                            stored.ratio <= 1.5 if item.size >= 1024 * MIB else None,
-                            owned=item.size >= 1024 * MIB,
+                            "≤ 1.5× (at the largest size)",
+                            stored.ratio <= 1.5 if judged else None, owned=judged,
                             detail=f"peak RSS {stored.subject_peak_kib / 1024:.1f} MiB; store "
                                    f"write alone {write:.2f} s = "
                                    f"{write / stored.baseline_s:.2f}× cp+sync"))
-        worst = max(kib for _, kib in peaks)
-        rows.insert(0, Row(
-            "oci:// publish peak RSS, " + " → ".join(f"{s // MIB} MiB" for s, _ in peaks),
-            " → ".join(f"{kib / 1024:.1f} MiB" for _, kib in peaks), "< 64 MiB at any size",
-            worst < 64 * 1024, owned=True))
+        rows.insert(0, memory_row("oci:// publish", peaks))
     finally:
         registry.stop()
     return rows, notes
@@ -357,7 +398,7 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
                detail="≤ 5× taken as a small slope for this report")
 
 
-GROUPS = ("verify", "publish", "build", "startup", "plugins", "log")
+GROUPS = ("verify", "install", "publish", "build", "startup", "plugins", "log")
 NOTES = [
     "The log rows count the log's file reads and writes (through the tile reader, the "
     "interface the store's directory implements), not time: one leaf appended reads the "
@@ -379,20 +420,37 @@ WHY = {
                    "same bytes) the floor is the interpreter's start-up and imports, the "
                    "\"small example\" row's cost; the profile below shows hashing and reading "
                    "are the rest.",
-    "verify `.zip`": "verify `.zip` ÷ dir: an archive entry must also be inflated and its "
-                     "CRC-32 checked (a bad CRC is a refusal); the profile shows `zlib.crc32` "
-                     "and `decompress` as the difference. Overlapping them with the hash on "
-                     "another core is left for a later round.",
-    "oci://": "oci:// publish: the upload and commit alone run at about curl's speed (the row "
-              "says so); the rest is preflight, a full verify of the archive (inflate, CRC, "
-              "library digest, archive digest from the same read): the verify `.zip` cost.",
-    "file://": "file:// publish: preflight is the same verify as for oci://; the store write "
-               "copies with `copy_file_range`, reads the copy back to hash what landed, and "
-               "fsyncs (the profile below); `cp` + `sync` does none of the checks.",
+    "verify `.zip`": "verify `.zip` ÷ dir: an incompressible library is stored, not deflated "
+                     "(docs/bundle-format.md), and the archive's next chunk is read and "
+                     "CRC-checked on a worker thread while the caller hashes the current one; "
+                     "what remains beyond the directory's verify is the CRC-32 and the "
+                     "thread hand-off, which overlap only when a second core is free (see "
+                     "the load average above).",
+    "install": "install ÷ `cp -r` + `sync`: the verify of the source hashes every byte, then "
+               "the copy (by `copy_file_range` for a directory and for stored entries) is "
+               "hashed as it lands, and one `syncfs` makes it durable: two SHA-256 passes "
+               "where `cp` does none. Meeting the row would take one pass: the verify "
+               "writing the staged copy as it reads (a tee from the verifier's streams into "
+               "staging), which means staging before the bundle has passed, against "
+               "docs/install.md's rule that the home is untouched until then.",
+    "oci://": "oci:// publish: the upload and commit alone run at about curl's speed; the "
+              "rest is the preflight, a verify of the archive (a stored library is read and "
+              "CRC-checked on the worker while hashed; the archive's digest comes from the "
+              "same read). Meeting the row would take overlapping the preflight with the "
+              "upload (the upload sent while the verify reads, the manifest withheld until "
+              "it passes).",
+    "file://": "file:// publish: the preflight's verify reads and hashes every byte once (cp "
+               "hashes none); the store then copies by the kernel alone, with no second "
+               "read, while the archive keeps the identity the preflight saw, and fsyncs it. "
+               "The verify's SHA-256 is the floor above `cp`.",
     "build,": "build reads: the library is copied out of cargo's target dir (hashed), read "
               "by the verify of the staged bundle (hashed again: the self-check an archive "
               "is never written without), read by the zip writer, and the archive is read "
-              "back to hash it.",
+              "back to hash it. zipfile writes each local header again after its data (the "
+              "CRC and sizes), so the archive cannot be hashed as written; taking each "
+              "entry's CRC while the library is copied out and writing the headers once "
+              "would remove the read-back, and judging the staged bundle from the copy's "
+              "digests would remove the second hash.",
     "build overhead": "build overhead: the processes (`cargo --version`, `rustc -vV`, `rustc "
                       "--print target-libdir`, one `cargo metadata`, the probe child in its "
                       "namespaces) and the imports of the build stages and cyclonedx for the "
@@ -407,6 +465,18 @@ WHY = {
                   "plugin still has its own `cargo metadata`, cargo command, probe child, "
                   "staged verify and archive, so the time grows linearly with that slope.",
 }
+
+
+def load_note() -> list[str]:
+    """Said when the run shared the machine: the wall-time ratios are then upper bounds."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load <= cores:
+        return []
+    return [f"**Measured under load**: the load average was {load:.1f} on {cores} cores at "
+            "the end of this run (other work beside it), so a second thread found no free "
+            "core most of the time and every process start cost several times its unloaded "
+            "figure; the wall-time ratios are upper bounds, and the CPU ratios (user + "
+            "system) say what each operation costs itself."]
 
 
 def why_unmet(rows: list[Row]) -> list[str]:
@@ -443,6 +513,9 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
         wanted += [(f"file:// publish of the {big.size // MIB} MiB release", ["publish", release],
                     {"HORON_PUBLISH_ENABLED": "true",
                      "HORON_PUBLISH_DESTINATION": f"file://{store}"})]
+    if "install" in missed:
+        wanted += [(f"install of the {big.size // MIB} MiB archive",
+                    ["install", big.archive, "--home", scratch / "profile-home"], {})]
     if "doctor" in missed:
         wanted += [("doctor of the example", ["doctor", example.bundle], {})]
     found = []
@@ -499,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
                              bundle=archive.with_suffix(""), archive=archive)
         if "verify" in only:
             _guarded(rows, "verify", lambda: verify_rows(items[-1], sidecars, args.rounds))
+        if "install" in only:
+            _guarded(rows, "install", lambda: install_rows(items[-1], scratch, args.rounds))
         if "publish" in only:
             _guarded(rows, "publish", lambda: publish_rows(items, scratch, args.rounds)[0])
         if "build" in only:
@@ -515,7 +590,8 @@ def main(argv: list[str] | None = None) -> int:
         profiled = profile_unmet(rows, items, example, scratch, target_dir)
     finally:
         elapsed = time.perf_counter() - started
-        report.write(args.out, rows, [*NOTES, *why_unmet(rows)], rounds=args.rounds,
+        report.write(args.out, rows, [*NOTES, *load_note(), *why_unmet(rows)],
+                     rounds=args.rounds,
                      sizes=sizes, elapsed=elapsed, profiles=profiled,
                      command=" ".join(["nox -s bench", *(["--", *argv] if argv else [])]))
         print(args.out.read_text(), file=sys.stderr)

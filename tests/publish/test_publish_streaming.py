@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import identity_of
+from horon_bundle.core.hashing import Digest
 from horon_bundle.core.reporter import SilentReporter
-from horon_bundle.publish.destinations import store_copy
+from horon_bundle.publish.destinations import file_store, store_copy
 from horon_bundle.publish.preflight import PublishRequest
 from horon_bundle.publish.publisher import publish
 from tests.helpers import tree_snapshot
@@ -103,3 +105,42 @@ def test_an_archive_changed_after_preflight_is_not_stored(tmp_path: Path,
     assert set(tree_snapshot(store)) == {"horon-store.json", ".tmp"}
     assert not (dist / "publish-receipt.json").exists()
     shutil.rmtree(store)
+
+
+def test_an_unchanged_archive_is_stored_by_the_kernel_without_a_second_read(
+        tmp_path: Path, releases: Releases, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preflight read and hashed the archive; the store copies it by the kernel alone
+    while its identity is the one the preflight saw: no byte is read or hashed again."""
+    dist = make_dist(tmp_path / "dist", releases.example)
+    archive = dist / releases.example.name
+    store = tmp_path / "store"
+    store.mkdir()
+    hashed_again: list[Path] = []
+    real = store_copy.copy_and_hash
+
+    def counting(source: Path, handle: int, temp: Path) -> Digest:
+        hashed_again.append(source)
+        return real(source, handle, temp)
+
+    monkeypatch.setattr(file_store, "copy_and_hash", counting)
+    publish(PublishRequest(dist_dir=dist), publish_env(f"file://{store}"), SilentReporter())
+    assert hashed_again == []
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    [blob] = list(store.rglob(digest))
+    assert blob.read_bytes() == archive.read_bytes()
+
+
+def test_the_kernel_only_copy_refuses_a_file_whose_identity_moved(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    data = _payload(source, store_copy.COPY_CHUNK + 9)
+    identity = identity_of(source.lstat())
+    source.write_bytes(data + b"!")  # written after it was judged
+    temp = tmp_path / "copy"
+    handle = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        assert not store_copy.copy_judged(source, handle, identity)
+        assert os.fstat(handle).st_size == 0 and os.lseek(handle, 0, os.SEEK_CUR) == 0
+        assert store_copy.copy_judged(source, handle, identity_of(source.lstat()))
+    finally:
+        os.close(handle)
+    assert temp.read_bytes() == data + b"!"

@@ -2,14 +2,16 @@
 
 Entries sorted by UTF-8 name, one fixed timestamp (SOURCE_DATE_EPOCH, clamped to 1980…2107),
 Unix create-system, modes 0644/0755 only, no directory entries, no comment, no extra fields,
-deflate at a fixed level.
+deflate at a fixed level, or stored where deflate would not pay (`stores`).
 """
 
 from __future__ import annotations
 
+import os
 import stat
 import time
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,6 +23,12 @@ from horon_bundle.model.sidefiles import DIGEST_SUFFIX, beside
 ZIP_EPOCH_MIN = 315532800  # 1980-01-01T00:00:00Z, the earliest time a zip entry can hold
 ZIP_EPOCH_MAX = 4354819199  # 2107-12-31T23:59:59Z
 COMPRESS_LEVEL = 6  # measured: docs/bundle-format.md, "The archive"
+# An entry is stored when deflate at COMPRESS_LEVEL saves less than 1/STORE_MARGIN of its
+# sample (docs/bundle-format.md, "Stored entries"): the whole file up to SAMPLE_BLOCK *
+# SAMPLE_BLOCKS bytes, else SAMPLE_BLOCKS blocks of SAMPLE_BLOCK bytes at fixed places.
+STORE_MARGIN = 32
+SAMPLE_BLOCK = 16 << 10
+SAMPLE_BLOCKS = 64
 
 
 def clamp_epoch(epoch: int) -> int:
@@ -32,6 +40,29 @@ def zip_date_time(epoch: int) -> tuple[int, int, int, int, int, int]:
     # zip stores even seconds only; round down so readers agree on the value
     return (moment.tm_year, moment.tm_mon, moment.tm_mday, moment.tm_hour, moment.tm_min,
             moment.tm_sec - moment.tm_sec % 2)
+
+
+def _deflated_size(data: bytes) -> int:
+    deflate = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return len(deflate.compress(data)) + len(deflate.flush())
+
+
+def stores(path: Path) -> bool:
+    """Whether the archive stores the file at `path` rather than deflating it: a rule on its
+    bytes alone (the same on every machine with the same zlib), decided from the deflated
+    result of its sample, so that an incompressible library is neither deflated at build
+    nor inflated at every verify, install and publish."""
+    with path.open("rb") as reader:
+        size = os.fstat(reader.fileno()).st_size
+        if size <= SAMPLE_BLOCK * SAMPLE_BLOCKS:
+            samples = [reader.read()]
+        else:
+            step = (size - SAMPLE_BLOCK) // (SAMPLE_BLOCKS - 1)
+            samples = [os.pread(reader.fileno(), SAMPLE_BLOCK, number * step)
+                       for number in range(SAMPLE_BLOCKS)]
+    plain = sum(len(sample) for sample in samples)
+    packed = sum(_deflated_size(sample) for sample in samples)
+    return packed * STORE_MARGIN > plain * (STORE_MARGIN - 1)
 
 
 def write_archive(bundle: Path, files: Iterable[tuple[str, bool]], destination: Path,
@@ -48,9 +79,12 @@ def write_archive(bundle: Path, files: Iterable[tuple[str, bool]], destination: 
                 info = zipfile.ZipInfo(name, date_time=date_time)
                 info.create_system = 3
                 info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                # ZipInfo.compress_level is public only from 3.13; _compresslevel is its storage
-                info._compresslevel = COMPRESS_LEVEL  # type: ignore[attr-defined]
+                if stores(source):
+                    info.compress_type = zipfile.ZIP_STORED
+                else:
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    # ZipInfo.compress_level is public only from 3.13; _compresslevel holds it
+                    info._compresslevel = COMPRESS_LEVEL  # type: ignore[attr-defined]
                 info.file_size = source.stat().st_size
                 with source.open("rb") as reader, archive.open(info, "w") as writer:
                     while chunk := reader.read(CHUNK):

@@ -54,6 +54,12 @@ class TreeStream:
         if self._position > self._size:
             raise Refused.one(self._changed, f"{self._label}: grew while it was read")
 
+    def kernel_span(self) -> tuple[int, int, int] | None:
+        """(descriptor, offset, length) the kernel may copy from directly, the whole file as
+        judged (a copy whose digest is checked afterwards: what it copies is proved then);
+        None once reading has begun."""
+        return None if self._position else (self._fd, 0, self._size)
+
     def seekable(self) -> bool:
         return True
 

@@ -8,8 +8,11 @@
    writes, unless the state lacks its record or --enable changes something); other content
    is install.version-conflict; something that does not verify is install.occupied.
 4. otherwise stage (install.staging) the first missing component, copy every file with a
-   normalised mode, fsync; re-verify the staged copy as a whole and require the digests the
-   admitted bundle had; recheck every directory of the chain; rename without replacing.
+   normalised mode, hashing each as it lands (one read of the source: `copy_file_range`
+   where no inflating is needed), sync the file system once; require of the staged copy the
+   file set and digests the verify of the admitted bundle found (the verify's rules hold of
+   the copy because it is those bytes); recheck every directory of the chain; rename
+   without replacing.
 5. record the copy (and enable it with --enable) in one atomic state replacement.
 """
 
@@ -22,9 +25,10 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.hashing import Digest
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.install.admission import Admitted, admit
-from horon_bundle.install.copies import installed_copy, relabel, verify_copy
+from horon_bundle.install.copies import installed_copy
 from horon_bundle.install.dirs import Chain
 from horon_bundle.install.harness_installer import HarnessInstallResult, install_harness
 from horon_bundle.install.home import Home, require_posix, writing
@@ -161,16 +165,16 @@ def _stage_and_commit(home: Home, chain: Chain, admitted: Admitted,
     missing = list(parts[present:])
     area = chain.links[0]
     with Staging(area.fd, NATIVE_DIR, home.path / NATIVE_DIR, missing[1:]) as staging:
-        _copy(admitted, staging)
+        staged = _copy(admitted, staging)
         staging.finish()
         checkpoint("staged")
         root = staging.root
-        report = verify_copy(root)
-        if not report.ok or report.digests != admitted.report.digests:
-            raise Refused([Finding(codes.INSTALL_INTEGRITY,
-                                   f"{root.where}: the staged copy differs from the verified "
-                                   f"bundle {admitted.path.name}"),
-                           *relabel(report.findings, root.name, root.where)])
+        if staged != admitted.report.digests:
+            changed = sorted(path for path in {*staged, *admitted.report.digests}
+                             if staged.get(path) != admitted.report.digests.get(path))
+            raise Refused.one(codes.INSTALL_INTEGRITY,
+                              f"{root.where}: the staged copy differs from the verified bundle "
+                              f"{admitted.path.name} ({', '.join(map(repr, changed[:5]))})")
         checkpoint("before-rename")
         home.recheck()
         chain.recheck()
@@ -179,15 +183,17 @@ def _stage_and_commit(home: Home, chain: Chain, admitted: Admitted,
         staging.commit(chain.fd, missing[0], where)
 
 
-def _copy(admitted: Admitted, staging: Staging) -> None:
-    """Every file of the bundle into staging; what changed since it was verified is caught by
-    verifying the staged copy."""
+def _copy(admitted: Admitted, staging: Staging) -> dict[str, Digest]:
+    """Every file of the bundle into staging, hashed as it lands (one read of the source);
+    the caller compares these digests with the ones the verify found, which proves the copy
+    is the bundle verified, byte for byte, without reading it again."""
     try:
         source = open_bundle(admitted.path)
     except Refused as exc:
         raise Refused([Finding(codes.INSTALL_INTEGRITY, f"{admitted.path.name}: changed since "
                                                         "it was verified"),
                        *exc.findings]) from None
+    staged: dict[str, Digest] = {}
     with source:  # names come from a directory walk or a validated archive
         for index, path in enumerate(sorted(source.files)):
             try:
@@ -196,11 +202,13 @@ def _copy(admitted: Admitted, staging: Staging) -> None:
                 raise Refused.one(codes.INSTALL_INTEGRITY,
                                   f"{admitted.path.name}: {path}: {exc.strerror}") from None
             try:
-                staging.add_file(path, stream, executable=bool(source.files[path].executable))
+                staged[path] = staging.add_file(path, stream,
+                                                executable=bool(source.files[path].executable))
             finally:
                 stream.close()
             if index == 0:
                 checkpoint("copying")
+    return staged
 
 
 def _already(request: InstallRequest, home: Home, chain: Chain, admitted: Admitted,

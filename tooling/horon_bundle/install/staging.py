@@ -6,8 +6,10 @@ A staging directory `.staging-<random>` is made inside the area that holds the f
 and holds the components below it, so one rename commits the whole new tree and a kill
 before it leaves no empty directory behind anywhere but inside the staging directory, which
 the next writer removes. Files are created O_EXCL|O_NOFOLLOW relative to their directory's
-descriptor, written, given a normalised mode (0644, or 0755 when executable: never setuid,
-setgid or writable by others) and fsynced; directories are fsynced after their entries.
+descriptor, written (hashed as they land: `install.copy_file`), given a normalised mode (0644,
+or 0755 when executable: never setuid, setgid or writable by others); `finish` makes them
+durable with one `syncfs(2)` of their file system (an fsync per file where there is no
+syncfs), and directories are fsynced after their entries.
 Files come in sorted order, so the files of one directory come together: a directory is given
 its mode, fsynced and closed as soon as a file outside it comes, and only the directories on the
 path to the last file stay open (a harness bundle may hold tens of thousands of directories,
@@ -27,18 +29,22 @@ destination's directory and the staging area are fsynced after the rename.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import secrets
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import renameat2_noreplace
-from horon_bundle.core.hashing import CHUNK
+from horon_bundle.core.hashing import Digest
 from horon_bundle.core.streams import ByteStream
 from horon_bundle.install.copies import Located
+from horon_bundle.install.copy_file import copy_into
 from horon_bundle.install.dirs import (
     DIR_FLAGS,
     FILE_FLAGS,
@@ -49,6 +55,27 @@ from horon_bundle.install.dirs import (
 from horon_bundle.install.layout import STAGING_PREFIX
 
 FILE_MODE, EXECUTABLE_MODE, DIR_MODE = 0o644, 0o755, 0o755
+
+
+def _find_syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2) (not in `os`): one call flushes every staged file's data."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        found = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    found.argtypes = [ctypes.c_int]
+    return cast("Callable[[int], int]", found)
+
+
+_SYNCFS = _find_syncfs()
+
+
+def _sync_file_system(fd: int) -> None:
+    if _SYNCFS is not None and _SYNCFS(fd) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
 
 
 class Staging:
@@ -110,29 +137,35 @@ class Staging:
                     os.close(fd)
 
     def add_file(self, relative: str, stream: ByteStream, *, executable: bool,
-                 mode: int | None = None) -> None:
+                 mode: int | None = None) -> Digest:
         """Copy `stream` to `relative` inside the bundle root (raises install.io); `mode`
-        (e.g. 0444 for a stored zip) replaces the normalised 0644/0755."""
+        (e.g. 0444 for a stored zip) replaces the normalised 0644/0755. The digest of the
+        bytes staged (`install.copy_file`); `finish` makes them durable."""
         where = f"{self.root.where}/{relative}"
         parent_path, _, name = relative.rpartition("/")
         try:
             self._leave(parent_path)
             parent = self._directory(parent_path)
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
                          dir_fd=parent)
-            with os.fdopen(fd, "wb") as out:
-                while chunk := stream.read(CHUNK):
-                    out.write(chunk)
-                out.flush()
-                os.fchmod(out.fileno(), mode if mode is not None
+            try:
+                digest = copy_into(stream, fd)
+                os.fchmod(fd, mode if mode is not None
                           else EXECUTABLE_MODE if executable else FILE_MODE)
-                os.fsync(out.fileno())
+                if _SYNCFS is None:  # no file-system sync here: each file on its own
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
         except OSError as exc:
             raise io_error(where, exc) from None
+        return digest
 
     def finish(self) -> None:
-        """Give every directory still open its final mode and fsync them, deepest first."""
+        """Make the staged files durable with one sync of their file system (`syncfs`, where
+        there is one: not an fsync per file), then give every directory still open its final
+        mode and fsync them, deepest first."""
         try:
+            _sync_file_system(self._levels[0][2])
             for fd in self._all_fds():
                 os.fchmod(fd, DIR_MODE)
                 os.fsync(fd)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
+from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.reporter import Reporter
@@ -84,10 +85,9 @@ class _Hashing(threading.Thread):
             self.refused = list(exc.findings)
 
 
-def _identity(path: Path) -> tuple[int, ...]:
+def _identity(path: Path) -> FileIdentity:
     """What changes when a file is written, replaced or touched (ctime cannot be set back)."""
-    info = path.lstat()
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return identity_of(path.lstat())
 
 
 def _verified_native(path: Path) -> VerifyReport | None:
@@ -174,7 +174,7 @@ def check_harness_archive(path: Path, verifier: SignatureVerifier | None,
 
 
 def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue,
-                  findings: Findings, *, before: Digest, before_identity: tuple[int, ...],
+                  findings: Findings, *, before: Digest, before_identity: FileIdentity,
                   verifier: SignatureVerifier | None,
                   ) -> tuple[ReleaseItem | None, list[Finding]]:
     """What publish checks of either kind once its judge has read the archive as `bundle`
@@ -215,7 +215,8 @@ def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue
         events=catalogue.events, hosts=catalogue.hosts, ref=ref)
     item = ReleaseItem(archive=path, digest=before, manifest=manifest, manifest_bytes=config,
                        signature=signature, build_record=build_record,
-                       provenance_signature=provenance_signature, harness=harness)
+                       provenance_signature=provenance_signature, harness=harness,
+                       identity=before_identity)
     return item, list(findings)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
+from horon_bundle.core.file_identity import FileIdentity
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
@@ -112,6 +113,9 @@ class ReleaseItem:
     build_record: SideFile | None
     provenance_signature: SideFile | None = None
     harness: HarnessRelease | None = None
+    # the archive's stat when its digest was taken and judged (`core.file_identity`): a store
+    # may copy it by the kernel alone while it still has it
+    identity: FileIdentity | None = None
 
     @property
     def key(self) -> BundleKey:

@@ -32,6 +32,7 @@ from typing import Any
 from horon_bundle.core import codes, identifiers, paths
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.file_identity import FileIdentity
 from horon_bundle.core.files import DirectoryLease, fsync_directory, lease_directory, remove_stale
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import read_input
@@ -50,7 +51,7 @@ from horon_bundle.publish.destinations.interface import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.destinations.store_copy import copy_and_hash
+from horon_bundle.publish.destinations.store_copy import copy_and_hash, copy_judged
 from horon_bundle.publish.destinations.store_entries import (
     ENTRY_FORMAT,
     HARNESS_ENTRY_FORMAT,
@@ -279,15 +280,19 @@ class FileStore(Destination):
         self._check_blob(final, digest)
         return final
 
-    def _put_blob_file(self, source: Path, expected: Digest) -> Path:
-        """Store a large file: copied and hashed in one pass, fsynced once, linked. A blob
-        already under the name (an interrupted run, a racing publisher) is hashed instead:
-        the name alone proves nothing."""
+    def _put_blob_file(self, source: Path, expected: Digest,
+                       identity: FileIdentity | None = None) -> Path:
+        """Store a large file: copied and hashed in one pass (or, for an archive the
+        preflight judged and that still has that `identity`, copied by the kernel with no
+        read at all: `store_copy.copy_judged`), fsynced once, linked. A blob already under
+        the name (an interrupted run, a racing publisher) is hashed instead: the name alone
+        proves nothing."""
         final = self.blob_path(expected.sha256)
         if not final.exists():
             with self._temp() as (handle, temp):
                 try:
-                    actual = copy_and_hash(source, handle, temp)
+                    judged = identity is not None and copy_judged(source, handle, identity)
+                    actual = expected if judged else copy_and_hash(source, handle, temp)
                     if actual == expected:
                         os.fsync(handle)
                         temp.chmod(0o444)
@@ -308,7 +313,7 @@ class FileStore(Destination):
 
     def upload(self, item: ReleaseItem) -> dict[str, str]:
         self._ensure_marker()
-        archive = self._put_blob_file(item.archive, item.digest)
+        archive = self._put_blob_file(item.archive, item.digest, item.identity)
         self._put_blob_bytes(item.manifest_bytes)
         for side in item.side_files:
             self._put_blob_bytes(side.data)

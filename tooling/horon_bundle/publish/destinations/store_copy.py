@@ -6,6 +6,12 @@ so the digest is that of the bytes the store holds and the hash runs beside the 
 after it (docs/benchmarks.md has the measurement). Elsewhere, or where the kernel refuses
 (another file system on an old kernel), each chunk is read once, hashed and written.
 The caller fsyncs once, at the end.
+
+`copy_judged` is the one-read form for an archive the preflight has just judged and hashed:
+the kernel copies it, and no byte is read again, when the source keeps the identity the
+preflight saw (`core.file_identity`) before the copy and after it — any write in between
+moves its ctime. Otherwise (a system without `copy_file_range`, a refusal, a file changed)
+it says so, and the caller takes `copy_and_hash`, whose digest is that of the bytes stored.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.hashing import Digest
 
 COPY_CHUNK = 8 << 20
@@ -47,6 +54,39 @@ def copy_and_hash(source: Path, handle: int, temp: Path) -> Digest:
         return _user_copy(reader, handle, source)
     finally:
         os.close(reader)
+
+
+def copy_judged(source: Path, handle: int, identity: FileIdentity) -> bool:
+    """Copy `source` into the open, empty file `handle` by the kernel alone; True when the
+    source had `identity` before and after and every byte was copied (the copy then holds
+    the bytes judged under that identity). False leaves `handle` empty, at offset 0."""
+    if not hasattr(os, "copy_file_range"):
+        return False
+    try:
+        reader = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        if identity_of(os.fstat(reader)) != identity:
+            return False
+        size, copied = identity[2], 0
+        while copied < size:
+            got = os.copy_file_range(reader, handle, min(COPY_CHUNK, size - copied), copied,
+                                     copied)
+            if not got:
+                break
+            copied += got
+        if copied == size and identity_of(os.fstat(reader)) == identity:
+            os.lseek(handle, size, os.SEEK_SET)
+            return True
+    except OSError as exc:
+        if exc.errno not in _FALLBACK and exc.errno not in (errno.EIO, errno.EISDIR):
+            raise
+    finally:
+        os.close(reader)
+    os.ftruncate(handle, 0)
+    os.lseek(handle, 0, os.SEEK_SET)
+    return False
 
 
 def _kernel_copy(reader: int, handle: int, temp: Path, source: Path) -> Digest:

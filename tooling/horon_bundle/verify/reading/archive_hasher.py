@@ -17,6 +17,7 @@ asked for (`reread` counts those bytes: 0 when verify read every entry).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable
 
 from horon_bundle.core.hashing import CHUNK, Digest
@@ -36,10 +37,15 @@ class ArchiveHasher:
         self._held: dict[int, bytes] = {}
         self._held_bytes = 0
         self.reread = 0
+        self._lock = threading.Lock()  # streams read ahead on a worker thread
         self._advance()  # the first local header
 
     def saw(self, offset: int, data: bytes) -> None:
         """A stream read `data` at `offset` of the archive."""
+        with self._lock:
+            self._saw(offset, data)
+
+    def _saw(self, offset: int, data: bytes) -> None:
         end = offset + len(data)
         if end <= self._cursor or not data:
             return  # hashed already (a second stream over the same entry)
@@ -69,6 +75,10 @@ class ArchiveHasher:
 
     def digest(self) -> Digest:
         """The archive's digest; bytes no stream supplied are read now, in order."""
+        with self._lock:
+            return self._digest()
+
+    def _digest(self) -> Digest:
         self._advance()
         while self._cursor < self._size:
             chunk = read_at(self._fd, min(CHUNK, self._size - self._cursor), self._cursor)

@@ -7,6 +7,13 @@ how the verifier reads a library's static section after hashing it: the section 
 from the windows kept while hashing, and what lies outside them costs a bounded re-inflation,
 never a second pass over the whole library. At most `ResumeIndex.MAX_POINTS` points of about
 40 KiB each (zlib's 32 KiB window and its state) are kept, so memory stays flat at any size.
+
+Both cores: a stream read from its start through an entry of more than `READ_AHEAD_FROM`
+bytes produces its next chunk (read, inflate, CRC-32, the archive's digest of the
+compressed bytes) on a worker thread while the caller hashes the chunk it was given; zlib,
+hashlib and `pread` release the GIL on such buffers. The work and its order are the same as
+on one thread — one chunk at a time, in sequence — so a refusal surfaces at the very read
+that would have raised it.
 """
 
 from __future__ import annotations
@@ -14,14 +21,20 @@ from __future__ import annotations
 import bisect
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes
+from horon_bundle.core.background import worker
 from horon_bundle.core.errors import Code, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.inputs import read_at
 from horon_bundle.verify.reading.archive_entries import DEFLATED, ArchiveEntry
 from horon_bundle.verify.reading.archive_hasher import ArchiveHasher
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+READ_AHEAD_FROM = 4 * CHUNK
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,8 @@ class ArchiveStream:
         self._index = index
         self._partial = False  # sought: a part of the entry, so no CRC to check at its end
         self._started = False
+        self._ahead: Future[bytes] | None = None  # the next chunk, produced on the worker
+        self._rest = b""  # what a read-ahead chunk held beyond a smaller read's size
 
     def _refuse(self, code: Code, message: str) -> Refused:
         self._done = True
@@ -125,6 +140,23 @@ class ArchiveStream:
                 return chunk
 
     def read(self, size: int = CHUNK) -> bytes:
+        size = size if size > 0 else CHUNK
+        if self._rest:
+            chunk, self._rest = self._rest[:size], self._rest[size:]
+            return chunk
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            chunk = ahead.result()  # a refusal raised on the worker is raised here
+        else:
+            chunk = self._produce(size)
+        if chunk and not self._partial and self._entry.size > READ_AHEAD_FROM:
+            self._ahead = worker().submit(self._produce, CHUNK)
+        if len(chunk) > size:
+            chunk, self._rest = chunk[:size], chunk[size:]
+        return chunk
+
+    def _produce(self, size: int) -> bytes:
+        """The next chunk of the entry, checked (on the worker when reading ahead)."""
         if self._done:
             return b""
         self._started = True
@@ -148,6 +180,14 @@ class ArchiveStream:
             raise self._refuse(codes.ARCHIVE_FORMAT, f"bad CRC-32 {self._crc:08x}, declared "
                                                      f"{self._entry.crc:08x}")
         return b""
+
+    def kernel_span(self) -> tuple[int, int, int] | None:
+        """(descriptor, offset, length) of a stored entry's bytes in the archive, for a copy
+        that needs no inflating (its digest is checked afterwards, which also proves the CRC
+        the verify checked); None for a deflated entry or once reading has begun."""
+        if self._inflate is not None or self._started:
+            return None
+        return (self._fd, self._entry.data_offset, self._entry.size)
 
     def seekable(self) -> bool:
         return True
@@ -173,12 +213,15 @@ class ArchiveStream:
             self._left = entry.size - point.produced
             skip = position - point.produced
         while skip > 0:
-            dropped = self.read(min(skip, CHUNK))
+            dropped = self._produce(min(skip, CHUNK))
             if not dropped:
                 break
             skip -= len(dropped)
 
     def close(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and not ahead.cancel():
+            ahead.exception()  # the worker must be done with the descriptor and the hasher
         self._done = True
 
     def __enter__(self) -> ArchiveStream:

@@ -1,0 +1,68 @@
+"""install reads each byte of the source for the verify and once more for the copy, hashing it
+as it lands; the staged copy is not verified again, and its data is made durable by one sync
+of the file system, not an fsync per file (docs/install.md, "One pass")."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from horon_bundle.install import copies, copy_file
+from horon_bundle.verify.report import VerifyReport
+from tests.helpers import tree_snapshot
+from tests.install_support import Bundles, copy_location, hb
+
+pytestmark = pytest.mark.cargo
+
+
+@pytest.mark.parametrize("form", ["archive", "directory"])
+def test_install_verifies_once_copies_by_the_kernel_and_syncs_once(
+        bundles: Bundles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str) -> None:
+    source = bundles.v1 if form == "archive" else bundles.v1_dir
+    verified: list[Path] = []
+    real_verify = copies.verify_path  # type: ignore[attr-defined]
+
+    def counting_verify(path: Path) -> VerifyReport:
+        verified.append(path)
+        return real_verify(path)
+
+    kernel: list[int] = []
+    real_copy = os.copy_file_range
+
+    def counting_copy(*args: int) -> int:
+        copied = real_copy(*args)
+        kernel.append(copied)
+        return copied
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(copies, "verify_path", counting_verify)
+    monkeypatch.setattr(copy_file.os, "copy_file_range",  # type: ignore[attr-defined]
+                        counting_copy)
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    home = tmp_path / "home"
+    result = hb("install", source, home=home)
+    assert result.status == 0, result.stderr
+    copy = copy_location(home, "0.1.0")
+    assert tree_snapshot(copy) == tree_snapshot(bundles.v1_dir)
+    assert verified == []  # the staged copy is proved by its digests, not verified again
+    if form == "directory":
+        assert sum(kernel) == sum(p.stat().st_size for p in bundles.v1_dir.rglob("*")
+                                  if p.is_file())
+    else:
+        with zipfile.ZipFile(bundles.v1) as archive:
+            stored = sum(i.file_size for i in archive.infolist()
+                         if i.compress_type == zipfile.ZIP_STORED)
+        assert sum(kernel) == stored
+    assert len(synced) == 1, synced  # the state file's atomic write; no staged file
+
