@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -51,7 +50,12 @@ from horon_bundle.publish.destinations.interface import (
     RemoteState,
     YankResult,
 )
-from horon_bundle.publish.destinations.store_copy import copy_and_hash, copy_judged
+from horon_bundle.publish.destinations.store_copy import (
+    copy_and_hash,
+    copy_judged,
+    write_all,
+    write_error,
+)
 from horon_bundle.publish.destinations.store_entries import (
     ENTRY_FORMAT,
     HARNESS_ENTRY_FORMAT,
@@ -219,7 +223,7 @@ class FileStore(Destination):
             try:
                 current.mkdir(mode=0o755, exist_ok=True)
             except OSError as exc:
-                raise _write_error(current, exc) from None
+                raise write_error(current, exc) from None
         return path
 
     @contextlib.contextmanager
@@ -230,7 +234,7 @@ class FileStore(Destination):
         try:
             handle, name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
         except OSError as exc:
-            raise _write_error(directory, exc) from None
+            raise write_error(directory, exc) from None
         temp = Path(name)
         checkpoint("publish.temp")
         try:
@@ -249,18 +253,18 @@ class FileStore(Destination):
         except FileExistsError:
             return False
         except OSError as exc:
-            raise _write_error(final, exc) from None
+            raise write_error(final, exc) from None
         fsync_directory(final.parent)
         return True
 
     def _write_bytes_once(self, final: Path, data: bytes) -> bool:
         with self._temp() as (handle, temp):
             try:
-                _write_all(handle, data)
+                write_all(handle, data)
                 os.fsync(handle)
                 temp.chmod(0o444)
             except OSError as exc:
-                raise _write_error(temp, exc) from None
+                raise write_error(temp, exc) from None
             return self._link_new(temp, final)
 
     def _check_blob(self, path: Path, expected: Digest) -> None:
@@ -297,7 +301,7 @@ class FileStore(Destination):
                         os.fsync(handle)
                         temp.chmod(0o444)
                 except OSError as exc:
-                    raise _write_error(temp, exc) from None
+                    raise write_error(temp, exc) from None
                 if actual != expected:
                     raise Refused.one(codes.PUBLISH_INTEGRITY,
                                       f"{source.name}: sha256 {actual.sha256} now, "
@@ -347,7 +351,7 @@ class FileStore(Destination):
         self._directory(final.parent)
         with self._temp() as (handle, temp):
             try:
-                _write_all(handle, data)
+                write_all(handle, data)
                 os.fsync(handle)
                 temp.chmod(0o644)
                 if before_rename is None:
@@ -356,7 +360,7 @@ class FileStore(Destination):
                     before_rename()
                 temp.replace(final)
             except OSError as exc:
-                raise _write_error(final, exc) from None
+                raise write_error(final, exc) from None
         fsync_directory(final.parent)
 
     def refresh_listing(self, items: list[ReleaseItem]) -> dict[str, Any] | None:
@@ -387,18 +391,6 @@ class FileStore(Destination):
 def _remove_left_temps(directory: Path) -> list[Path]:
     """`.tmp/w-*` files of killed writers (called only while no other writer is live)."""
     return remove_stale(directory, TEMP_PREFIX)
-
-
-def _write_all(handle: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(handle, view):]
-
-
-def _write_error(path: Path, exc: OSError) -> Refused:
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return Refused.one(codes.PUBLISH_NOT_WRITABLE, f"{path}: {exc.strerror}")
-    return Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror or exc}")
 
 
 def _now() -> str:

@@ -171,3 +171,18 @@ def _user_copy(reader: int, handle: int, source: Path) -> Digest:
             rest = rest[os.write(handle, rest):]
         size += got
     return Digest(hasher.hexdigest(), size)
+
+
+def write_all(handle: int, data: bytes) -> None:
+    """All of `data` to `handle` (os.write may take less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
+def write_error(path: Path, exc: OSError) -> Refused:
+    """A store write's failure as a refusal: not writable (permissions, a read-only file
+    system) or unreachable (anything else, a full disk among them)."""
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return Refused.one(codes.PUBLISH_NOT_WRITABLE, f"{path}: {exc.strerror}")
+    return Refused.one(codes.PUBLISH_UNREACHABLE, f"{path}: {exc.strerror or exc}")
