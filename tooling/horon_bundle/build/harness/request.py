@@ -30,6 +30,7 @@ class HarnessBuilt:
     sha256: str
     events: tuple[str, ...]
     notes: tuple[str, ...] = ()  # e.g. a stale signature removed
+    sbom: Path | None = None  # the CycloneDX SBOM written beside the zip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
