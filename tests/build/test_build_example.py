@@ -274,8 +274,14 @@ def test_all_plugins_builds_every_declared_plugin_in_one_run(tmp_path: Path,
     together = cli("build", workspace, "--all-plugins", "--out", tmp_path / "all",
                    "--target-dir", target, "--json")
     assert together.status == 0, together.stderr
-    built = {b["id"]: b["sha256"] for b in json.loads(together.stdout)["bundles"]}
+    document = json.loads(together.stdout)
+    built = {b["id"]: b["sha256"] for b in document["bundles"]}
     assert sorted(built) == ids
+    # one release statement naming exactly the archives of the run
+    statement = json.loads(Path(document["statement"]).read_text())
+    assert {s["name"]: s["digest"]["sha256"] for s in statement["subject"]} == {
+        Path(b["archive"]).name: b["sha256"] for b in document["bundles"]}
+    assert sorted((tmp_path / "all").glob("*.intoto.jsonl")) == [Path(document["statement"])]
     for plugin_id in ids:
         alone = cli("build", workspace, "--plugin", plugin_id, "--out", tmp_path / plugin_id,
                     "--target-dir", target, "--json")

@@ -112,6 +112,7 @@ class ReleaseItem:
     build_record: SideFile | None
     provenance_signature: SideFile | None = None
     harness: HarnessRelease | None = None
+    statements: tuple[SideFile, ...] = ()  # release statements naming it (publish/statements)
 
     @property
     def key(self) -> BundleKey:
@@ -137,7 +138,7 @@ class ReleaseItem:
         extra = () if self.harness is None else (self.harness.ref,
                                                  self.harness.marketplace_index)
         return tuple(f for f in (self.signature, self.provenance_signature, self.build_record,
-                                 *extra) if f is not None)
+                                 *extra, *self.statements) if f is not None)
 
 
 def find_archives(dist_dir: Path) -> list[Path]:

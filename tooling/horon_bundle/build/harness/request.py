@@ -40,3 +40,4 @@ class HarnessBuildResult:
     skipped: tuple[str, ...] = ()  # marketplace plugins that cannot be built offline
     index: Path | None = None  # the marketplace index, for a marketplace build
     notes: tuple[str, ...] = field(default_factory=tuple)
+    statement: Path | None = None  # the run's release statement (*.intoto.jsonl)
