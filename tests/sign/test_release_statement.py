@@ -14,19 +14,22 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from horon_bundle.core.hashing import hash_file
+from horon_bundle.core.hashing import hash_bytes, hash_file
 from horon_bundle.model.release_statement import (
     STATEMENT_SUFFIX,
     parse_statement_file,
     run_identity,
     statement_document,
 )
+from horon_bundle.publish.destinations import oci_layout, oci_referrers
+from horon_bundle.publish.destinations.interface import OciAddress, parse_address
+from horon_bundle.publish.destinations.oci_client import RegistryClient
 from horon_bundle.sign.files import prepare, sign_files
 from horon_bundle.sign.signer import Signer
 from horon_bundle.verify.signature import IN_TOTO_PAYLOAD_TYPE
 from tests.harness_support import write_json, write_plugin
 from tests.helpers import REPO, assert_refused, cli, tree_snapshot
-from tests.publish_support import publish_env
+from tests.publish_support import Registry, publish_env
 from tests.sigstore_synthetic import (
     SYNTHETIC_ISSUER,
     SYNTHETIC_SIGNER,
@@ -381,3 +384,23 @@ def test_a_rebuild_removes_the_statement_it_made_stale(tmp_path: Path) -> None:
     [second] = _statements(out)
     assert second != first and not first.exists()
     assert f"removed the stale release statement {first.name}" in result.stderr + result.stdout
+
+
+@pytest.mark.slow
+def test_publish_to_oci_attaches_the_statement_as_a_referrer(tmp_path: Path,
+                                                            registry: Registry) -> None:
+    dist = _two_jobs(tmp_path, env=LOCAL)
+    result = cli("publish", dist, "--json", env=publish_env(registry.destination))
+    assert result.status == 0, result.stderr
+    address = parse_address(registry.destination)
+    assert isinstance(address, OciAddress)
+    client = RegistryClient(address, {})
+    for bundle in result.json()["bundles"]:
+        repository = registry.repository(bundle["id"])
+        status, body = registry.get(f"/v2/{repository}/manifests/{bundle['version']}",
+                                    accept=oci_layout.MANIFEST_MEDIA_TYPE)
+        assert status == 200
+        found = oci_referrers.find(client, repository, hash_bytes(body))
+        statements = [r for r in found
+                      if r.annotations[oci_layout.ROLE] == "release-statement"]
+        assert [r.artifact_type for r in statements] == ["application/vnd.in-toto+jsonl"]

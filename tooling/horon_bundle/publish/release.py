@@ -45,6 +45,8 @@ ROLE_ARCHIVE, ROLE_SIGNATURE, ROLE_BUILD_RECORD, ROLE_MANIFEST = (
     "archive", "signature", "build-record", "plugin.json")
 ROLE_PROVENANCE_SIGNATURE = "provenance-signature"
 ROLE_REF, ROLE_MARKETPLACE_INDEX, ROLE_CATALOGUE = "ref", "marketplace-index", "catalogue"
+ROLE_STATEMENT, ROLE_STATEMENT_SIGNATURE = "release-statement", "release-statement-signature"
+STATEMENT_MEDIA_TYPE = "application/vnd.in-toto+jsonl"  # a *.intoto.jsonl file
 HARNESS_ARCHIVE_MEDIA_TYPE = "application/vnd.horon.harness.archive.v1+zip"
 CATALOGUE_MEDIA_TYPE = "application/vnd.horon.harness.catalogue.v1+json"  # catalogue.json
 REF_MEDIA_TYPE = "application/vnd.horon.harness.ref.v1+json"

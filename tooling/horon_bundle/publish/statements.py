@@ -30,12 +30,15 @@ from horon_bundle.model.release_statement import (
     parse_statement_file,
 )
 from horon_bundle.model.sidefiles import SIGNATURE_SUFFIX
-from horon_bundle.publish.release import ReleaseItem, SideFile, read_signature
+from horon_bundle.publish.release import (
+    ROLE_STATEMENT,
+    ROLE_STATEMENT_SIGNATURE,
+    STATEMENT_MEDIA_TYPE,
+    ReleaseItem,
+    SideFile,
+    read_signature,
+)
 from horon_bundle.verify.signature import SignatureVerifier, verified_statement_payload
-
-ROLE_STATEMENT = "release-statement"
-ROLE_STATEMENT_SIGNATURE = "release-statement-signature"
-STATEMENT_MEDIA_TYPE = "application/vnd.in-toto+jsonl"
 
 
 @dataclass(slots=True)
