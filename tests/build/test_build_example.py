@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import zipfile
 from pathlib import Path
@@ -72,6 +73,9 @@ def test_run_facts_live_outside_the_content_address(example_release: BuiltExampl
         example_release.archive.name + ".build.json")).read_text())
     assert run["format"] == "horon.build-run.v1"
     assert run["started"] and run["finished"]
+    # published beside the archive: no host or runner name in it
+    assert set(run["runner"]) == {"os", "machine"}
+    assert socket.gethostname() not in json.dumps(run)
     with zipfile.ZipFile(example_release.archive) as archive:
         names = archive.namelist()
     assert not any(name.endswith(".build.json") for name in names)
