@@ -65,14 +65,14 @@ def run_identity(environ: Mapping[str, str], *, builder: str | None = None,
     if environ.get("GITHUB_ACTIONS") == "true" and workflow_ref and repository:
         server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         path, _, ref = workflow_ref.removeprefix(f"{repository}/").partition("@")
+        # the run, not its attempt: "re-run failed jobs" keeps the artifacts (and statements)
+        # of the jobs that passed, whose attempt number is the earlier one
         run_id = environ.get("GITHUB_RUN_ID", "")
-        attempt = environ.get("GITHUB_RUN_ATTEMPT", "1")
         git_ref = environ.get("GITHUB_REF") or ref
         return RunIdentity(
             builder_id=explicit or f"{server}/{workflow_ref}", environment="github-actions",
             workflow={"ref": git_ref, "repository": f"{server}/{repository}", "path": path},
-            invocation_id=(f"{server}/{repository}/actions/runs/{run_id}/attempts/{attempt}"
-                           if run_id else None),
+            invocation_id=f"{server}/{repository}/actions/runs/{run_id}" if run_id else None,
             source_uri=f"git+{server}/{repository}@{git_ref}",
             source_commit=environ.get("GITHUB_SHA") or source_revision, source_dirty=None)
     return RunIdentity(builder_id=explicit or LOCAL_BUILDER, environment="local",
