@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import zipfile
 from pathlib import Path
@@ -72,6 +73,9 @@ def test_run_facts_live_outside_the_content_address(example_release: BuiltExampl
         example_release.archive.name + ".build.json")).read_text())
     assert run["format"] == "horon.build-run.v1"
     assert run["started"] and run["finished"]
+    # published beside the archive: no host or runner name in it
+    assert set(run["runner"]) == {"os", "machine"}
+    assert socket.gethostname() not in json.dumps(run)
     with zipfile.ZipFile(example_release.archive) as archive:
         names = archive.namelist()
     assert not any(name.endswith(".build.json") for name in names)
@@ -274,8 +278,14 @@ def test_all_plugins_builds_every_declared_plugin_in_one_run(tmp_path: Path,
     together = cli("build", workspace, "--all-plugins", "--out", tmp_path / "all",
                    "--target-dir", target, "--json")
     assert together.status == 0, together.stderr
-    built = {b["id"]: b["sha256"] for b in json.loads(together.stdout)["bundles"]}
+    document = json.loads(together.stdout)
+    built = {b["id"]: b["sha256"] for b in document["bundles"]}
     assert sorted(built) == ids
+    # one release statement naming exactly the archives of the run
+    statement = json.loads(Path(document["statement"]).read_text())
+    assert {s["name"]: s["digest"]["sha256"] for s in statement["subject"]} == {
+        Path(b["archive"]).name: b["sha256"] for b in document["bundles"]}
+    assert sorted((tmp_path / "all").glob("*.intoto.jsonl")) == [Path(document["statement"])]
     for plugin_id in ids:
         alone = cli("build", workspace, "--plugin", plugin_id, "--out", tmp_path / plugin_id,
                     "--target-dir", target, "--json")

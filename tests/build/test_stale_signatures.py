@@ -79,7 +79,7 @@ def test_a_side_file_build_cannot_read_as_a_signature_is_left_alone(tmp_path: Pa
     signature.write_text(json.dumps(message))  # names no digest: not known to be stale
     (workspace / "commands" / "review.md").write_text("Review it three times.\n")
     result = cli("build", workspace, "--out", out)
-    assert result.status == 0 and "removed" not in result.stderr
+    assert result.status == 0 and ".sigstore.json: it signed" not in result.stderr
     assert json.loads(signature.read_bytes()) == message
 
 

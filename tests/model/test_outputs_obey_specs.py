@@ -71,8 +71,8 @@ def test_every_descriptor_we_write_has_a_locator(example_release: BuiltExample) 
         assert {"uri", "digest", "content"} & set(descriptor), descriptor
     for item in statement["predicate"]["runDetails"]["byproducts"]:
         assert item["digest"] == {"sha256": content_digest(item["annotations"])}
-    crates = [d for d in _descriptors(statement) if d["name"].startswith("pkg:cargo/")]
-    assert crates and all(d["uri"] == d["name"] for d in crates)
+    # the example's only crate is a path crate: part of the source, no purl, no descriptor
+    assert not [d for d in _descriptors(statement) if d["name"].startswith("pkg:")]
 
 
 @pytest.mark.parametrize("where", ["byproduct", "crate"])
@@ -85,10 +85,8 @@ def test_a_descriptor_without_a_locator_is_refused(example_release: BuiltExample
         if where == "byproduct":
             del predicate["runDetails"]["byproducts"][0]["digest"]
         else:
-            for item in predicate["buildDefinition"]["resolvedDependencies"]:
-                if item["name"].startswith("pkg:cargo/"):
-                    item.pop("uri")
-                    item.pop("digest", None)
+            predicate["buildDefinition"]["resolvedDependencies"].append(
+                {"name": "pkg:cargo/serde@1.0.0", "annotations": {"source": "registry"}})
 
     edit_provenance(bundle, strip, rebind_byproducts=False)
     before = tree_snapshot(tmp_path)
@@ -153,6 +151,16 @@ def _byproduct_list(s: dict[str, Any]) -> list[Any]:
 
 def _resolved(s: dict[str, Any]) -> list[Any]:
     return s["predicate"]["buildDefinition"]["resolvedDependencies"]  # type: ignore[no-any-return]
+
+
+def _crate(s: dict[str, Any]) -> dict[str, Any]:
+    """A crates.io crate appended to the resolved dependencies (the example has only its own
+    path crate, which is part of the source and has no descriptor of its own)."""
+    purl = "pkg:cargo/serde@1.0.0"
+    crate = {"name": purl, "uri": purl,
+             "annotations": {"source": "registry+https://github.com/rust-lang/crates.io-index"}}
+    _resolved(s).append(crate)
+    return crate
 
 
 def _declaration_digest(s: dict[str, Any]) -> dict[str, Any]:
@@ -250,24 +258,24 @@ PROVENANCE_REFUSALS: dict[str, tuple[Callable[[dict[str, Any]], object],
         [(_SCHEMA, f"{_BD}.externalParameters.declaration.digest: 'abc' is not 64 hex")]),
     "a resolved dependency that is a string, then a bad uri": (
         _then(lambda s: _resolved(s).insert(0, "Cargo.lock"),
-              lambda s: _resolved(s)[-1].update(uri=5)),
+              lambda s: _crate(s).update(uri=5)),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[0]: expected an object, got 'Cargo.lock'"),
          (_SCHEMA, f"{_BD}.resolvedDependencies[4].uri: expected a string, got 5")]),
     "a resolved dependency with an unknown field": (
         lambda s: _resolved(s)[0].update(extra=1),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[0].extra: unknown field")]),
     "a crate without uri or digest": (
-        lambda s: _resolved(s)[-1].pop("uri"),
+        lambda s: _crate(s).pop("uri"),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[3]: {_NO_LOCATOR_TEXT}")]),
     "a crate whose uri is a number": (
-        lambda s: _resolved(s)[-1].update(uri=5),
+        lambda s: _crate(s).update(uri=5),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[3].uri: expected a string, got 5")]),
     "a crate whose annotations are a string": (
-        lambda s: _resolved(s)[-1].update(annotations="path"),
+        lambda s: _crate(s).update(annotations="path"),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[3].annotations: expected an object, got "
                    "'path'")]),
     "a crate whose digest is a string": (
-        lambda s: _resolved(s)[-1].update(digest="sha256"),
+        lambda s: _crate(s).update(digest="sha256"),
         [(_SCHEMA, f"{_BD}.resolvedDependencies[3].digest: expected an object, got "
                    "'sha256'")]),
     "a resolved digest value that is a number": (
@@ -353,7 +361,10 @@ def test_the_statement_written_is_the_statement_read(example_release: BuiltExamp
     graph = byproduct(original, "horon:graph")
     graph["annotations"]["packages"][0]["checksum"] = "ab" * 32
     graph["digest"]["sha256"] = content_digest(graph["annotations"])
-    _resolved(original)[-1]["digest"] = {"sha256": "ab" * 32}
+    package = graph["annotations"]["packages"][0]
+    _resolved(original).append({"name": f"{package['name']}@{package['version']}",
+                                "annotations": {"source": "path"},
+                                "digest": {"sha256": "ab" * 32}})
     provenance = parse_provenance(json.dumps(original).encode())
     assert statement(provenance.facts, provenance.subjects) == original
     names = [d["name"] for d in _resolved(original)]

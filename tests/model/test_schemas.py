@@ -313,10 +313,12 @@ def test_report_schemas_are_not_vacuous() -> None:
     assert not _schema_ok("verify-report.schema.json", {"format": "horon.verify-report.v1"})
     assert _schema_ok("new-result.schema.json", {
         "format": "horon.new-result.v1", "ok": True, "workspace": "/w", "id": "ab",
-        "package": "ab", "license": "MIT", "files": [], "git": False})
+        "package": "ab", "license": "MIT", "files": [], "git": False,
+        "pin": {"kind": "placeholder", "requirement": None, "reason": "a checkout"}})
     assert not _schema_ok("new-result.schema.json", {
         "format": "horon.new-result.v1", "ok": True, "workspace": "/w", "id": "ab",
-        "package": "ab", "license": "GPL-3.0", "files": [], "git": False})
+        "package": "ab", "license": "GPL-3.0", "files": [], "git": False,
+        "pin": {"kind": "placeholder", "requirement": None, "reason": "a checkout"}})
     assert HOST  # the reports above name the host target
 
 

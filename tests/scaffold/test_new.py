@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from horon_bundle.scaffold.pin import INSTALL_SCRIPT
 from horon_bundle.scaffold.templates import FILES, LICENSE_TEMPLATES, names_for, substitute
 from tests.author_support import git, horon
 from tests.helpers import HOST, REPO, assert_refused, tree_snapshot
@@ -55,7 +56,11 @@ def test_dir_and_license_options(tmp_path: Path) -> None:
     assert document["workspace"] == str(workspace)
     assert (document["id"], document["package"], document["license"]) == (
         "acme-notes", "acme-notes", "MIT")
-    assert sorted(document["files"]) == sorted([*FILES, "LICENSE"])
+    assert sorted(document["files"]) == sorted([*FILES, "LICENSE", INSTALL_SCRIPT])
+    # run from this checkout, horon-bundle has no immutable pin: a placeholder, and said
+    assert document["pin"]["kind"] == "placeholder"
+    assert f"{INSTALL_SCRIPT} stops every release job" in result.stderr + result.stdout
+    assert (workspace / INSTALL_SCRIPT).stat().st_mode & 0o111
     licence = (workspace / "LICENSE").read_text()
     assert licence.startswith("MIT License\n\nCopyright (c) 20")
     assert "the Acme Notes authors" in licence and "<" not in licence

@@ -16,6 +16,7 @@ from cyclonedx.output.json import JsonV1Dot6
 from packageurl import PackageURL
 
 from horon_bundle.assets.sbom_subject import SERIAL_NAMESPACE, SbomSubject
+from horon_bundle.assets.spdx_expression import spdx_expression
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.graph import Graph, GraphPackage
 from horon_bundle.model.qa import QaProvider
@@ -23,8 +24,10 @@ from horon_bundle.model.qa import QaProvider
 _NIL_SERIAL = uuid.UUID(int=0)
 
 
-def purl(package: GraphPackage) -> PackageURL:
-    return PackageURL(type="cargo", name=package.name, version=package.version)
+def purl(package: GraphPackage) -> PackageURL | None:
+    """crates.io identity only for crates.io crates (model/crate_origin.py)."""
+    text = package.purl
+    return None if text is None else PackageURL.from_string(text)
 
 
 def _licenses(package: GraphPackage) -> list[LicenseExpression | DisjunctiveLicense]:
@@ -33,7 +36,10 @@ def _licenses(package: GraphPackage) -> list[LicenseExpression | DisjunctiveLice
     if package.license.startswith("LicenseRef-file:"):
         # Cargo's `license-file` without `license`: no SPDX expression exists.
         return [DisjunctiveLicense(name=f"see {package.license.split(':', 1)[1]}")]
-    return [LicenseExpression(package.license)]
+    expression = spdx_expression(package.license)
+    if expression is None:  # never an expression an SPDX parser refuses: the text, named
+        return [DisjunctiveLicense(name=package.license)]
+    return [LicenseExpression(expression)]
 
 
 def _properties(package: GraphPackage, qa: Sequence[QaProvider]) -> list[Property]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import horon_bundle
+from horon_bundle.assets.spdx_expression import spdx_expression
 from horon_bundle.build.archive import write_archive, write_digest_file
 from horon_bundle.build.assemble import StagedFile, assemble_bundle, manifest_assets
 from horon_bundle.build.compiled import CompiledLibrary
@@ -77,7 +78,8 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
             profile=plugin.profile, channel=library.channel, abi_major=ABI_MAJOR,
             abi_minor=library.advertised.abi_minor if library.advertised else 0,
             wire_schema=WIRE_SCHEMA, features=judged.features, library=ref(lib_path),
-            license=License(spdx=package.license or "", file=ref(license_path)),
+            license=License(spdx=spdx_expression(package.license or "") or package.license or "",
+                            file=ref(license_path)),
             assets=manifest_assets(digests, roles),
             sidecars=tuple(Sidecar(name=s.name, file=ref(path), executable=s.executable)
                            for s, path in sidecars))

@@ -21,6 +21,7 @@ from horon_bundle.build.library import compile_library, scratch_directory
 from horon_bundle.build.output import output_session
 from horon_bundle.build.places import resolve_places
 from horon_bundle.build.prebuilt import library_from_record
+from horon_bundle.build.release_statement import write_build_statement
 from horon_bundle.build.request import CHANNELS, BuildRequest, BuildResult
 from horon_bundle.build.source_facts import (
     SourceFacts,
@@ -40,6 +41,7 @@ from horon_bundle.model.declaration import (
     PluginDeclaration,
     load_declaration,
 )
+from horon_bundle.model.release_statement import run_identity
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
 from horon_bundle.verify.signature import require_signature
 
@@ -130,7 +132,13 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
                 result = _build_target(context, target)
                 results.append(dataclasses.replace(result,
                                                    warnings=(*warnings, *result.warnings)))
-    return results
+        run = run_identity(environ, builder=request.builder, source_revision=facts.revision,
+                           source_dirty=facts.dirty)
+        statement, removed = write_build_statement(
+            out, {r.archive.name: r.archive_sha256 for r in results}, run)
+    return [dataclasses.replace(r, statement=statement,
+                                notes=(*r.notes, *(removed if i == 0 else ())))
+            for i, r in enumerate(results)]
 
 
 def _chosen_plugins(request: BuildRequest,
@@ -195,8 +203,8 @@ def _write_run_record(result: BuildResult, context: BuildContext, *,
         "archive": {"name": result.archive.name, "sha256": result.archive_sha256},
         "started": started.isoformat(timespec="seconds"),
         "finished": finished.isoformat(timespec="seconds"),
-        "runner": {"name": context.environ.get("RUNNER_NAME") or platform.node(),
-                   "os": platform.system(), "machine": platform.machine()},
+        # no host or runner name: the record is published beside the archive
+        "runner": {"os": platform.system(), "machine": platform.machine()},
         "source_date_epoch": {"value": context.epoch, "from": context.epoch_origin},
         "toolchain": context.toolchain.to_json(),
         "horon_bundle": horon_bundle.__version__,

@@ -40,6 +40,7 @@ class BuildResult:
     qa_providers: tuple[str, ...]
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # e.g. a dirty source tree: recorded, and said
+    statement: Path | None = None  # the run's release statement (*.intoto.jsonl)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

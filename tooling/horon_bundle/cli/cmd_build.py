@@ -94,12 +94,16 @@ def run(args: argparse.Namespace) -> int:
         render.say("[bold green]bundle[/]  {}  (verified)", shown_path(result.bundle))
         render.say("[bold green]archive[/] {}", shown_path(result.archive))
         render.say("        sha256 {}", result.archive_sha256)
+    if results and results[0].statement is not None:
+        render.say("[bold green]statement[/] {}  ({})", shown_path(results[0].statement),
+                   plural(len(results), "archive"))
     github.summary("horon-bundle build", github.table(
         ["bundle", "channel", "features", "archive sha256"],
         [[f"{r.manifest.id} {r.manifest.version} {r.manifest.target}", r.manifest.channel,
           ", ".join(r.manifest.features) or "(none)", r.archive_sha256] for r in results]))
     if args.json:
-        render.print_json({"format": BUILD_RESULT_FORMAT, "ok": True, "bundles": [
+        render.print_json({"format": BUILD_RESULT_FORMAT, "ok": True,
+                           "statement": str(results[0].statement), "bundles": [
             {"bundle": str(r.bundle), "archive": str(r.archive), "sha256": r.archive_sha256,
              "id": r.manifest.id, "version": r.manifest.version, "target": r.manifest.target,
              "channel": r.manifest.channel, "features": list(r.manifest.features),

@@ -9,6 +9,7 @@ from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.words import shown_path
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.scaffold.new import NewRequest, new_workspace
+from horon_bundle.scaffold.pin import INSTALL_SCRIPT
 from horon_bundle.scaffold.templates import LICENSES
 
 
@@ -17,7 +18,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Create a plugin workspace NAME: a Rust cdylib implementing ABI v1 (the example "
         "plugin with its names replaced), horon-release.toml (the plugin id's only place), "
         "Cargo.lock (so --locked builds work offline), the C header, LICENSE, .gitignore, "
-        "README, a noxfile.py and .github/workflows/release.yml. Never overwrites anything."
+        "README, a noxfile.py, .github/workflows/release.yml and the script its jobs install "
+        "horon-bundle with (pinned by commit, else a placeholder that stops the job until "
+        "you pin it). Never overwrites anything."
     )
     parser.add_argument("name", metavar="NAME",
                         help="the plugin id and cargo package name, e.g. acme-notes")
@@ -38,6 +41,13 @@ def run(args: argparse.Namespace) -> int:
     render.say("[bold green]created[/] {}  (plugin {}, package {}, {}{})", where,
                result.names.plugin_id, result.names.package, result.names.license,
                ", git repository" if result.git else "")
+    if result.pin.kind == "commit":
+        render.say("the release workflow installs horon-bundle by commit: {}",
+                   result.pin.requirement)
+    else:
+        render.warning(f"the release workflow's horon-bundle is NOT pinned ({result.pin.reason}): "
+                       f"{INSTALL_SCRIPT} stops every release job until you set it to install "
+                       "by hashes or by a commit (horon-bundle docs publishing)")
     render.say("next:")
     render.say("  cd {}", where)
     render.say("  horon-bundle build")
@@ -45,5 +55,8 @@ def run(args: argparse.Namespace) -> int:
         render.print_json({"format": "horon.new-result.v1", "ok": True,
                            "workspace": str(result.workspace), "id": result.names.plugin_id,
                            "package": result.names.package, "license": result.names.license,
-                           "files": list(result.files), "git": result.git})
+                           "files": list(result.files), "git": result.git,
+                           "pin": {"kind": result.pin.kind,
+                                   "requirement": result.pin.requirement,
+                                   "reason": result.pin.reason or None}})
     return EXIT_OK

@@ -24,7 +24,8 @@ from horon_bundle.verify.trust import load_trust
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Publish every archive in DIST_DIR to HORON_PUBLISH_DESTINATION, only when "
+        "Publish the archives of DIST_DIR (exactly those its release statements name, when it "
+        "holds *.intoto.jsonl) to HORON_PUBLISH_DESTINATION, only when "
         "HORON_PUBLISH_ENABLED is exactly 'true' and the destination is set; otherwise print "
         "one line saying why it was skipped and exit 0."
     )
@@ -37,6 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-signature", action="store_true",
                         help="every archive needs a valid <archive>.sigstore.json from the "
                              "signer named below")
+    parser.add_argument("--leave-out-unlisted", action="store_true",
+                        help="when DIST_DIR holds release statements, leave out (and name) "
+                             "the archives none of them names instead of refusing them")
     parser.add_argument("--workspace", action="append", type=named_path, default=[],
                         help="also check this workspace's horon-release.toml (repeatable)")
     add_signer_arguments(parser, what="each archive (with --require-signature)")
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     args.subject = str(dist_dir)
     request = PublishRequest(dist_dir=dist_dir, dry_run=args.dry_run,
                              signature_verifier=_verifier_factory(args),
-                             workspaces=tuple(args.workspace))
+                             workspaces=tuple(args.workspace),
+                             leave_out_unlisted=args.leave_out_unlisted)
     try:
         outcome = publish(request, os.environ, reporter)
     finally:
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     for note in outcome.notes:
         reporter.note(note)
+    render.warnings(outcome.warnings, subject=str(dist_dir))
     assert outcome.receipt is not None
     for bundle in outcome.receipt["bundles"]:
         status = bundle["status"]

@@ -13,7 +13,8 @@ from horon_bundle.sign.signer import ambient_signer
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Sign bundle archives and harness zips (.zip) and artifact records (record.json) "
+        "Sign bundle archives and harness zips (.zip), artifact records (record.json) or a "
+        "release statement (*.intoto.jsonl: one DSSE envelope naming all its archives) "
         "keylessly with the "
         "OIDC identity of the CI job (GitHub Actions: `permissions: id-token: write`) or "
         "SIGSTORE_IDENTITY_TOKEN; writes <file>.sigstore.json (and "
@@ -21,8 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Never interactive: with no identity, exit 3."
     )
     parser.add_argument("files", nargs="+", type=named_path, metavar="FILE",
-                        help="bundle archives or harness zips (.zip) and artifact records "
-                             "(record.json)")
+                        help="bundle archives or harness zips (.zip), artifact records "
+                             "(record.json), or a release statement (*.intoto.jsonl)")
     parser.add_argument("--staging", action="store_true",
                         help="sign with Sigstore's staging instance (for testing a workflow)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")

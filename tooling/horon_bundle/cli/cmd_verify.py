@@ -12,6 +12,7 @@ from horon_bundle.cli.log_args import add_log_arguments, log_requested, prove, r
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused, exit_status_for
+from horon_bundle.core.hashing import hash_file
 from horon_bundle.model.checks import PASS, SKIP, WARN
 from horon_bundle.verify.audit import audit_options
 from horon_bundle.verify.harness.report import HarnessOptions
@@ -34,6 +35,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse an archive without a valid <archive>.sigstore.json from "
                              "the named signer")
+    parser.add_argument("--attestation", type=named_path, metavar="FILE",
+                        help="refuse an archive that is not a subject of this signed release "
+                             "statement (its .sigstore.json, or the *.intoto.jsonl beside "
+                             "it) from the named signer (docs/release-statement.md)")
     parser.add_argument("--policy", type=named_path, metavar="FILE",
                         help="audit policy (TOML, docs/auditing.md): every requirement reported")
     add_signer_arguments(parser, what="each archive")
@@ -95,6 +100,17 @@ def _host(name: str | None) -> HostProfile | None:
     return resolve_profile(name)
 
 
+def _attestation_usage(paths: list[Path], verifier: object) -> None:
+    if verifier is None:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          "--attestation needs the expected signer: --identity and --issuer, "
+                          "or --github-repository (a statement signed by anyone proves nothing)")
+    for path in paths:
+        if not path.name.endswith(".zip") or not path.is_file():
+            raise Refused.one(codes.USAGE_INVALID,
+                              f"--attestation: {path} is not an archive (.zip) file")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.zip is not None and (len(args.paths) != 1
                                  or not args.paths[0].name.endswith(".ref.json")):
@@ -104,8 +120,18 @@ def run(args: argparse.Namespace) -> int:
         require_signature=args.require_signature, policy=_policy(args.policy))
     harness = HarnessOptions(host=_host(args.host), strict=args.strict, zip_path=args.zip)
     args.subject = str(args.paths[0])
+    if args.attestation is not None:
+        _attestation_usage(args.paths, options.verifier)
     proofs = [prove(args, path, args.home) for path in args.paths] if log_requested(args) else []
     reports = [verify_any(path, options, harness) for path in args.paths]
+    if args.attestation is not None:
+        assert options.verifier is not None
+        from horon_bundle.verify.attestation import check_attestation  # noqa: PLC0415
+
+        for path, report in zip(args.paths, reports, strict=True):
+            report.checks.append(check_attestation(
+                path.name, hash_file(path, what="archive", follow_symlinks=False).sha256,
+                args.attestation, options.verifier))
     if all(report.ok for report in reports):
         for proof in proofs:
             remember(args, proof, args.home)

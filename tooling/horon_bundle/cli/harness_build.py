@@ -42,6 +42,8 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
     for built in result.built:
         render.say("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
         render.say("        sha256 {}  ref {}", built.sha256, built.ref.name)
+    if result.statement is not None:
+        render.say("[bold green]statement[/] {}", shown_path(result.statement))
     if result.index is not None:
         render.say("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
@@ -50,5 +52,6 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
              "sha256": b.sha256, "events": list(b.events)} for b in result.built],
             "skipped": list(result.skipped),
             "index": None if result.index is None else str(result.index),
+            "statement": None if result.statement is None else str(result.statement),
             "warnings": [w.to_dict() for w in result.warnings]})
     return EXIT_OK

@@ -524,8 +524,10 @@ SIGNING_FAILED = register(
     exit_status=EXIT_ENVIRONMENT)
 SIGNING_INPUT = register(
     "signing.input",
-    "A file given to `sign` is not a bundle archive that verifies nor an artifact record.",
-    "Sign the .zip archives `build` wrote and the record.json files `compile` wrote.")
+    "A file given to `sign` is not a bundle archive that verifies, an artifact record, nor a "
+    "release statement of one Statement whose archives are beside it with those bytes.",
+    "Sign the .zip archives `build` wrote, the record.json files `compile` wrote, or the "
+    "statement `statement merge` wrote.")
 SIGNATURE_MISSING = register(
     "signature.missing", "A signature is required but `<file>.sigstore.json` does not exist.",
     "Download the signature next to the file, or sign it with `horon-bundle sign` in CI.")
@@ -563,6 +565,42 @@ SIGNATURE_OPTIONS = register(
     "Name the signer with --identity and --issuer, or --github-repository [--github-workflow "
     "--github-ref], on the command line or in the policy's [signer] table (not both).",
     exit_status=EXIT_USAGE)
+# --- release statements (docs/release-statement.md) ----------------------------------------
+STATEMENT_INVALID = register(
+    "statement.invalid",
+    "A release statement (*.intoto.jsonl) is not one horon-bundle writes: not one in-toto v1 "
+    "Statement per line, a subject that is not a file name with a SHA-256, a subject listed "
+    "twice, another predicate or build type, or over its limits.",
+    "Keep the *.intoto.jsonl files `build` and `statement merge` wrote, unmodified.")
+STATEMENT_CONFLICT = register(
+    "statement.conflict",
+    "Statements to merge disagree: one archive name with two digests, or another builder, "
+    "invocation or source.",
+    "Merge only the statements of one workflow run (the dist/ directories of its jobs); "
+    "rebuild what differs.")
+ATTESTATION_NOT_SUBJECT = register(
+    "attestation.not-subject",
+    "The archive's SHA-256 is not a subject of the signed release statement given with "
+    "--attestation.",
+    "The archive is not one this release built and signed: do not trust it, or pass the "
+    "statement of the release it came from.")
+PUBLISH_NOT_SUBJECT = register(
+    "publish.not-subject",
+    "DIST_DIR holds release statements and an archive that none of them names (left from "
+    "an earlier build, or added by hand).",
+    "Remove the archive, rebuild so that a statement names it, or pass --leave-out-unlisted "
+    "to publish only what the statements name.")
+PUBLISH_SUBJECT_MISSING = register(
+    "publish.subject-missing",
+    "A release statement in DIST_DIR names an archive that is absent or has other bytes.",
+    "Publish the dist/ the statements were written for; remove a statement left from an "
+    "earlier build.")
+PUBLISH_NO_STATEMENT = register(
+    "publish.no-statement",
+    "A warning: DIST_DIR holds no release statement (*.intoto.jsonl), so every archive in it "
+    "is published, each fully checked.",
+    "Build with this horon-bundle (it writes the statement beside the archives), or merge "
+    "the jobs' statements with `horon-bundle statement merge`.")
 POLICY_INVALID = register(
     "policy.invalid",
     "The --policy file is not a valid audit policy (TOML syntax, unknown or missing key, type, "

@@ -15,6 +15,7 @@ from typing import Any
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader
+from horon_bundle.model.crate_origin import crate_origin
 
 GRAPH_FORMAT = "horon.graph.v1"
 MAX_PACKAGES = 10_000
@@ -35,8 +36,9 @@ class GraphPackage:
     compiled: dict[str, tuple[str, ...]]  # compile kind -> features
 
     @property
-    def purl(self) -> str:
-        return f"pkg:cargo/{self.name}@{self.version}"
+    def purl(self) -> str | None:
+        """Its package URL: a crates.io identity only for crates from crates.io."""
+        return crate_origin(self.name, self.version, self.source).purl
 
     def all_compiled_features(self) -> tuple[str, ...]:
         return tuple(sorted({f for features in self.compiled.values() for f in features}))

@@ -90,8 +90,13 @@ def statement(facts: BuildFacts, subjects: dict[str, str]) -> dict[str, Any]:
                      "digest": {"sha256": facts.declaration_sha256}})
     if facts.graph is not None:
         for package in sorted(facts.graph.packages.values(), key=lambda p: p.id):
-            entry: dict[str, Any] = {"name": package.purl, "uri": package.purl,
+            # a path crate has no purl and no checksum: it is part of the source above
+            if package.purl is None and package.checksum is None:
+                continue
+            entry: dict[str, Any] = {"name": package.purl or f"{package.name}@{package.version}",
                                      "annotations": {"source": package.source}}
+            if package.purl is not None:
+                entry["uri"] = package.purl
             if package.checksum is not None:
                 entry["digest"] = {"sha256": package.checksum}
             resolved.append(entry)

@@ -39,6 +39,7 @@ from horon_bundle.publish.release import (
     read_signature,
 )
 from horon_bundle.publish.signature import VerifierFactory, signature_findings
+from horon_bundle.publish.statements import attested, select_archives
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.check_table import unproven
 from horon_bundle.verify.harness.judge import HARNESS_CHECKS
@@ -56,6 +57,7 @@ class PublishRequest:
     dry_run: bool = False
     signature_verifier: VerifierFactory | None = None  # set: every archive must be signed
     workspaces: tuple[Path, ...] = ()
+    leave_out_unlisted: bool = False  # archives no release statement names: left out, not refused
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +107,8 @@ def _verified_native(path: Path) -> VerifyReport | None:
         return verify_opened(source, report, archive_digest=True)
 
 
-def check_archive(path: Path, verifier: SignatureVerifier | None,
+def check_archive(path: Path, verifier: SignatureVerifier | None, *,
+                  attested: frozenset[str] = frozenset(),
                   ) -> tuple[ReleaseItem | None, list[Finding]]:
     """Verify one archive and the files beside it; the item is None when it cannot be used.
 
@@ -124,7 +127,7 @@ def check_archive(path: Path, verifier: SignatureVerifier | None,
         return None, [Finding(codes.INPUT_NOT_A_FILE, f"archive {path}: {kind}")]
     report = _verified_native(path)
     if report is None:
-        return check_harness_archive(path, verifier)
+        return check_harness_archive(path, verifier, attested=attested)
     findings.extend(report.findings)
     manifest = report.manifest
     before = report.archive_digest
@@ -139,10 +142,12 @@ def check_archive(path: Path, verifier: SignatureVerifier | None,
         findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: plugin.json names it {expected}.zip")
     findings.extend(unproven(report, NATIVE_CHECKS, code=codes.PUBLISH_UNPROVEN, where=where))
     return _checked_item(path, report, manifest, findings, before=before,
-                         before_identity=before_identity, verifier=verifier)
+                         before_identity=before_identity, verifier=verifier,
+                         attested=attested)
 
 
-def check_harness_archive(path: Path, verifier: SignatureVerifier | None,
+def check_harness_archive(path: Path, verifier: SignatureVerifier | None, *,
+                          attested: frozenset[str] = frozenset(),
                           ) -> tuple[ReleaseItem | None, list[Finding]]:
     """A harness zip: the harness judge (its ref beside it checked first), the name build
     gives it, every proving check passed, and the files beside it — as for native archives,
@@ -170,12 +175,13 @@ def check_harness_archive(path: Path, verifier: SignatureVerifier | None,
         findings.add(codes.PUBLISH_ARCHIVE_NAME, f"{where}: its plugin names it {expected}")
     findings.extend(unproven(report, HARNESS_CHECKS, code=codes.PUBLISH_UNPROVEN, where=where))
     return _checked_item(path, report, catalogue, findings, before=before,
-                         before_identity=before_identity, verifier=verifier)
+                         before_identity=before_identity, verifier=verifier,
+                         attested=attested)
 
 
 def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue,
                   findings: Findings, *, before: Digest, before_identity: FileIdentity,
-                  verifier: SignatureVerifier | None,
+                  verifier: SignatureVerifier | None, attested: frozenset[str] = frozenset(),
                   ) -> tuple[ReleaseItem | None, list[Finding]]:
     """What publish checks of either kind once its judge has read the archive as `bundle`
     (plugin.json of a native bundle, the catalogue of a harness zip): the files beside it
@@ -192,7 +198,7 @@ def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue
     provenance_signature = read_signature(path, findings, suffix=PROVENANCE_SIGNATURE_SUFFIX,
                                           role=ROLE_PROVENANCE_SIGNATURE)
     ref = None if catalogue is None else read_ref_file(path, before, catalogue.name, findings)
-    if verifier is not None:
+    if verifier is not None and before.sha256 not in attested:  # else: a signed statement
         findings.extend(signature_findings(path, path.with_name(path.name + SIGNATURE_SUFFIX),
                                            verifier))
     name, limit = ((MANIFEST_NAME, MAX_MANIFEST_BYTES) if catalogue is None
@@ -251,19 +257,35 @@ def state_findings(item: ReleaseItem, state: RemoteState) -> list[Finding]:
     return []
 
 
-def preflight(request: PublishRequest, destination: Destination,
-              reporter: Reporter) -> list[PlannedItem]:
-    """Check everything; return the plan in publishing order, or raise listing every reason."""
+def preflight(request: PublishRequest, destination: Destination, reporter: Reporter,
+              warnings: list[Finding] | None = None) -> list[PlannedItem]:
+    """Check everything; return the plan in publishing order, or raise listing every reason.
+    Warnings (no release statement in DIST_DIR) go into `warnings`."""
     findings = Findings()
     findings.extend(declaration_findings(request))
     items: list[ReleaseItem] = []
-    archives = find_archives(request.dist_dir)
+    selection = select_archives(request.dist_dir, find_archives(request.dist_dir),
+                                leave_out_unlisted=request.leave_out_unlisted)
+    findings.extend(selection.findings)
+    if warnings is not None:
+        warnings.extend(selection.warnings)
+    for name in selection.left_out:
+        reporter.note(f"left out {name}: no release statement names it (--leave-out-unlisted)")
+    if not selection.archives and not selection.findings:
+        raise Refused.one(codes.PUBLISH_NOTHING, f"{request.dist_dir}: every archive was left "
+                                                 "out; nothing to publish")
     verifier = request.signature_verifier() if request.signature_verifier else None
-    for archive in archives:
+    signed_by_statement: frozenset[str] = frozenset()
+    if verifier is not None:
+        signed_by_statement, problems = attested(selection, verifier)
+        findings.extend(problems)
+    for archive in selection.archives:
         reporter.detail(f"verifying {archive.name}")
-        item, problems = check_archive(archive, verifier)
+        item, problems = check_archive(archive, verifier, attested=signed_by_statement)
         findings.extend(problems)
         if item is not None:
+            item, unbound = selection.bound(item)
+            findings.extend(unbound)
             items.append(item)
     items, index_problems = attach_indexes(request.dist_dir, items)
     findings.extend(index_problems)

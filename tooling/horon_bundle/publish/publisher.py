@@ -44,6 +44,7 @@ class PublishOutcome:
     marketplace: dict[str, Any] | None = None  # what the store's marketplace became
     log: dict[str, Any] | None = None  # what the store's transparency log became
     notes: list[str] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)  # e.g. publish.no-statement
 
 
 def _open(gate: Gate, environ: Mapping[str, str], reporter: Reporter) -> Destination:
@@ -62,7 +63,7 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
     outcome.destination = destination.display
     try:
         reporter.step(f"checking the release in {request.dist_dir}")
-        plan = preflight(request, destination, reporter)
+        plan = preflight(request, destination, reporter, outcome.warnings)
         outcome.plan = plan
         if request.dry_run:
             outcome.receipt = receipt(destination.display, dry_run=True, bundles=[

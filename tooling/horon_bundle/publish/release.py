@@ -46,6 +46,8 @@ ROLE_ARCHIVE, ROLE_SIGNATURE, ROLE_BUILD_RECORD, ROLE_MANIFEST = (
     "archive", "signature", "build-record", "plugin.json")
 ROLE_PROVENANCE_SIGNATURE = "provenance-signature"
 ROLE_REF, ROLE_MARKETPLACE_INDEX, ROLE_CATALOGUE = "ref", "marketplace-index", "catalogue"
+ROLE_STATEMENT, ROLE_STATEMENT_SIGNATURE = "release-statement", "release-statement-signature"
+STATEMENT_MEDIA_TYPE = "application/vnd.in-toto+jsonl"  # a *.intoto.jsonl file
 HARNESS_ARCHIVE_MEDIA_TYPE = "application/vnd.horon.harness.archive.v1+zip"
 CATALOGUE_MEDIA_TYPE = "application/vnd.horon.harness.catalogue.v1+json"  # catalogue.json
 REF_MEDIA_TYPE = "application/vnd.horon.harness.ref.v1+json"
@@ -116,6 +118,7 @@ class ReleaseItem:
     # the archive's stat when its digest was taken and judged (`core.file_identity`): a store
     # may copy it by the kernel alone while it still has it
     identity: FileIdentity | None = None
+    statements: tuple[SideFile, ...] = ()  # release statements naming it (publish/statements)
 
     @property
     def key(self) -> BundleKey:
@@ -141,7 +144,7 @@ class ReleaseItem:
         extra = () if self.harness is None else (self.harness.ref,
                                                  self.harness.marketplace_index)
         return tuple(f for f in (self.signature, self.provenance_signature, self.build_record,
-                                 *extra) if f is not None)
+                                 *extra, *self.statements) if f is not None)
 
 
 def find_archives(dist_dir: Path) -> list[Path]:

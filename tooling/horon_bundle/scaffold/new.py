@@ -13,11 +13,13 @@ import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
+import horon_bundle
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import rename_no_replace, staging_directory, write_failed
 from horon_bundle.core.process import run_quiet
 from horon_bundle.core.shipped import TEMPLATES, shipped
+from horon_bundle.scaffold.pin import INSTALL_SCRIPT, Pin, current_pin
 from horon_bundle.scaffold.templates import (
     FILES,
     LICENSE_TEMPLATES,
@@ -57,6 +59,7 @@ class NewResult:
     names: Names
     files: tuple[str, ...]
     git: bool
+    pin: Pin  # how the release workflow installs horon-bundle (scaffold/pin.py)
 
 
 def check_name(name: str) -> None:
@@ -73,7 +76,7 @@ def check_name(name: str) -> None:
                                           "tool names are `<id>__<tool>`)")
 
 
-def render(names: Names) -> dict[str, bytes]:
+def render(names: Names, pin: Pin) -> dict[str, bytes]:
     """Every file of the new workspace (relative path -> bytes), from the shipped templates."""
     root = shipped(TEMPLATES)
     if root is None:
@@ -84,6 +87,7 @@ def render(names: Names) -> dict[str, bytes]:
         rendered[target] = substitute(_read(root, source), names).encode("utf-8")
     rendered["LICENSE"] = license_text(_read(root, LICENSE_TEMPLATES[names.license]),
                                        names).encode("utf-8")
+    rendered[INSTALL_SCRIPT] = pin.script(horon_bundle.__version__).encode("utf-8")
     return dict(sorted(rendered.items()))
 
 
@@ -109,7 +113,8 @@ def new_workspace(request: NewRequest) -> NewResult:
     final = (request.directory or Path(request.name)).absolute()
     if final.exists() or final.is_symlink():
         raise Refused.one(codes.NEW_EXISTS, f"{final} already exists; nothing was written")
-    files = render(names)
+    pin = current_pin()
+    files = render(names, pin)
     parent = final.parent
     git = request.git and not _inside_git(parent if parent.is_dir() else Path.cwd())
     with staging_directory(parent, f".{final.name}.new-") as staging:
@@ -118,7 +123,7 @@ def new_workspace(request: NewRequest) -> NewResult:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
-                path.chmod(0o644)
+                path.chmod(0o755 if relative == INSTALL_SCRIPT else 0o644)
             except OSError as exc:
                 raise write_failed(path, exc) from None
         if git:
@@ -130,4 +135,4 @@ def new_workspace(request: NewRequest) -> NewResult:
                                                 "written; nothing was written") from None
         except OSError as exc:
             raise write_failed(final, exc) from None
-    return NewResult(workspace=final, names=names, files=tuple(files), git=git)
+    return NewResult(workspace=final, names=names, files=tuple(files), git=git, pin=pin)

@@ -2,7 +2,9 @@
 
 An archive — a native bundle archive or a harness zip, told apart by content — must verify
 (its ref beside it too, for a harness zip), and its provenance statement is also signed, as a
-DSSE envelope: `<archive>.provenance.sigstore.json`; a record must be one `compile` wrote.
+DSSE envelope: `<archive>.provenance.sigstore.json`; a record must be one `compile` wrote; a
+release statement (`*.intoto.jsonl`, one Statement naming archives beside it) is signed once
+as a DSSE envelope, `<statement>.sigstore.json`: one signature for all its archives.
 Nothing is written until everything is signed.
 """
 
@@ -19,7 +21,9 @@ from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.model.harness.layout import PROVENANCE_NAME
 from horon_bundle.model.provenance import MAX_PROVENANCE_BYTES
 from horon_bundle.model.record import load_record
+from horon_bundle.model.release_statement import STATEMENT_SUFFIX
 from horon_bundle.sign.signer import Signer
+from horon_bundle.sign.statements import read_statement_file
 from horon_bundle.verify.audit import AuditOptions
 from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.reading.open import open_bundle
@@ -27,7 +31,7 @@ from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
 from horon_bundle.verify.signature import provenance_signature_path, signature_path
 
-KIND_ARCHIVE, KIND_RECORD = "archive", "record"
+KIND_ARCHIVE, KIND_RECORD, KIND_STATEMENT = "archive", "record", "statement"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +70,8 @@ def prepare(paths: list[Path]) -> list[SignInput]:
 def _prepare_one(path: Path) -> SignInput:
     if not path.is_file() or path.is_symlink():
         raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: not a regular file")
+    if path.name.endswith(STATEMENT_SUFFIX):
+        return _prepare_statement(path)
     if path.suffix == ".zip":
         refusal = Finding(codes.SIGNING_INPUT,
                           f"{path.name}: the archive does not verify; not signing it")
@@ -91,6 +97,32 @@ def _prepare_one(path: Path) -> SignInput:
     return SignInput(path=path, kind=KIND_RECORD, digest=digest)
 
 
+def _prepare_statement(path: Path) -> SignInput:
+    """A release statement is signed once, as one DSSE envelope: it must hold one Statement
+    (merge the jobs' statements first), and every archive it names must be beside it with
+    those bytes — what is signed is what is there."""
+    statements = read_statement_file(path)
+    if len(statements) != 1:
+        raise Refused.one(codes.SIGNING_INPUT,
+                          f"{path.name}: {len(statements)} statements; sign one release "
+                          "statement (`horon-bundle statement merge` joins them)")
+    statement = statements[0]
+    problems = []
+    for name, sha in sorted(statement.subjects.items()):
+        archive = path.parent / name
+        if not archive.is_file() or archive.is_symlink():
+            problems.append(Finding(codes.SIGNING_INPUT,
+                                    f"{path.name}: names {name}, which is not beside it"))
+        elif (actual := hash_file(archive).sha256) != sha:
+            problems.append(Finding(codes.SIGNING_INPUT,
+                                    f"{path.name}: names {name} with sha256 {sha}; the file "
+                                    f"beside it is {actual}"))
+    if problems:
+        raise Refused(problems)
+    return SignInput(path=path, kind=KIND_STATEMENT, digest=hash_file(path),
+                     statement=statement.payload)
+
+
 def _statement(report: VerifyReport) -> tuple[str, str]:
     """Where a verified archive keeps its provenance statement, and its digest."""
     if isinstance(report, HarnessReport):
@@ -108,6 +140,10 @@ def sign_files(inputs: list[SignInput], signer: Signer,
     made: list[tuple[SignInput, bytes, bytes | None]] = []
     for item in inputs:
         reporter.step(f"signing {item.path.name} ({item.kind}, sha256 {item.digest.sha256})")
+        if item.kind == KIND_STATEMENT:  # one DSSE envelope, nothing else
+            assert item.statement is not None
+            made.append((item, signer.sign_statement(item.statement), None))
+            continue
         bundle = signer.sign_digest(item.digest)
         statement = signer.sign_statement(item.statement) if item.statement else None
         made.append((item, bundle, statement))

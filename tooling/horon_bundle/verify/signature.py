@@ -198,34 +198,44 @@ def _skipped_identity(why: str) -> list[Check]:
     return [Check("signature.identity", SKIP, [], why), Check("signature.issuer", SKIP, [], why)]
 
 
-def verify_statement(signature: Path, statement_sha256: str,
-                     verifier: SignatureVerifier) -> Check:
-    """`<archive>.provenance.sigstore.json`: a DSSE envelope over the bundle's provenance."""
+def verified_statement_payload(signature: Path,
+                               verifier: SignatureVerifier) -> bytes | list[Finding]:
+    """The in-toto statement a DSSE Sigstore bundle signs, once the signature, log entry and
+    signer are verified offline; else the findings saying why not."""
     from sigstore.errors import CertValidationError, VerificationError  # noqa: PLC0415 - heavy
 
-
-    name = "signature.provenance"
     try:
         bundle = load_bundle(signature)
     except Refused as exc:
-        return _check(name, list(exc.findings))
+        return list(exc.findings)
     try:
         payload_type, payload = verifier.trust.verifier.verify_dsse(
             bundle, verifier.identity.as_sigstore_policy())
     except CertValidationError as exc:
-        return _check(name, _finding(codes.SIGNATURE_TRUST_ROOT,
-                                     f"{signature.name}: the certificate does not chain to the "
-                                     f"{verifier.trust.choice.label}: {_line(exc)}"))
+        return _finding(codes.SIGNATURE_TRUST_ROOT,
+                        f"{signature.name}: the certificate does not chain to the "
+                        f"{verifier.trust.choice.label}: {_line(exc)}")
     except (VerificationError, *_MALFORMED) as exc:
         problems = verifier.identity.problems(bundle.signing_certificate)
         if problems:
             requirement, problem = problems[0]
-            return _check(name, _finding(requirement.code, f"{signature.name}: {problem}"))
-        return _check(name, _finding(codes.SIGNATURE_INVALID,
-                                     f"{signature.name}: does not verify: {_line(exc)}"))
+            return _finding(requirement.code, f"{signature.name}: {problem}")
+        return _finding(codes.SIGNATURE_INVALID,
+                        f"{signature.name}: does not verify: {_line(exc)}")
     if payload_type != IN_TOTO_PAYLOAD_TYPE:
-        return _check(name, _finding(codes.SIGNATURE_INVALID,
-                                     f"{signature.name}: payload type {payload_type!r}"))
+        return _finding(codes.SIGNATURE_INVALID,
+                        f"{signature.name}: payload type {payload_type!r}")
+    data: bytes = payload
+    return data
+
+
+def verify_statement(signature: Path, statement_sha256: str,
+                     verifier: SignatureVerifier) -> Check:
+    """`<archive>.provenance.sigstore.json`: a DSSE envelope over the bundle's provenance."""
+    name = "signature.provenance"
+    payload = verified_statement_payload(signature, verifier)
+    if isinstance(payload, list):
+        return _check(name, payload)
     signed = hash_bytes(payload).sha256
     if signed != statement_sha256:
         return _check(name, _finding(codes.SIGNATURE_INVALID,

@@ -14,6 +14,7 @@ from horon_bundle.build.archive import ZIP_EPOCH_MIN, clamp_epoch
 from horon_bundle.build.harness.files import plugin_directory, source_state
 from horon_bundle.build.harness.plugin import PlannedPlugin, SourceInfo, plan, write
 from horon_bundle.build.harness.request import HarnessBuildRequest, HarnessBuildResult
+from horon_bundle.build.release_statement import write_build_statement
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.core.files import write_atomic, write_failed
@@ -21,6 +22,7 @@ from horon_bundle.core.inputs import read_input
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.model.harness.layout import MARKETPLACE_PATH, MAX_JSON_BYTES, manifest_paths
 from horon_bundle.model.harness.marketplace import Marketplace, index_bytes, parse_marketplace
+from horon_bundle.model.release_statement import run_identity
 
 INDEX_SUFFIX = ".index.json"
 
@@ -56,9 +58,17 @@ def build_harness(request: HarnessBuildRequest,
     notes = [] if source.revision else ["the workspace is not a git checkout: no source "
                                         "revision is recorded"]
     notes += [note for item in built for note in item.notes]
+    run = run_identity(os.environ if request.environ is None else request.environ,
+                       builder=request.builder, source_revision=source.revision,
+                       source_dirty=source.dirty)
+    statement = None
+    if built:
+        statement, removed = write_build_statement(request.out, {b.zip.name: b.sha256
+                                                                 for b in built}, run)
+        notes += removed
     return HarnessBuildResult(built=tuple(built), warnings=tuple(warnings),
                               skipped=tuple(name for name, _ in skipped), index=index,
-                              notes=tuple(notes))
+                              notes=tuple(notes), statement=statement)
 
 
 def _resolved(request: HarnessBuildRequest) -> HarnessBuildRequest:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import horon_bundle
+from horon_bundle.assets.harness_sbom import SBOM_SUFFIX, harness_sbom
 from horon_bundle.build.archive import write_archive
 from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.harness.files import (
@@ -38,6 +39,7 @@ from horon_bundle.model.harness.layout import (
     RESERVED,
 )
 from horon_bundle.model.harness.manifest import content_version
+from horon_bundle.model.harness.mcp_packages import declared_package
 from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.model.harness.reader import read_plugin
 from horon_bundle.model.harness.ref import BundleRef, ref_path
@@ -210,6 +212,8 @@ def write(planned: PlannedPlugin, request: HarnessBuildRequest, source: SourceIn
             executables[path] = False
         sums = checksums.render({p: d.sha256 for p, d in digests.items()})
         write_new(staging / CHECKSUMS_NAME, sums)
+        shipped = {p: d.sha256 for p, d in digests.items()}
+        shipped[CHECKSUMS_NAME] = hash_bytes(sums).sha256
         executables[CHECKSUMS_NAME] = False
         unverified = out / f".{final.name}.unverified-{os.getpid()}"
         try:
@@ -221,10 +225,15 @@ def write(planned: PlannedPlugin, request: HarnessBuildRequest, source: SourceIn
             unverified.unlink(missing_ok=True)
     reference = ref_path(final)
     write_atomic(reference, BundleRef(name=catalogue.name, sha256=digest.sha256).to_bytes())
+    sbom = final.with_name(final.name.removesuffix(".zip") + SBOM_SUFFIX)
+    packages = [p for s in catalogue.servers if (p := declared_package(s)) is not None]
+    write_atomic(sbom, harness_sbom(name=catalogue.name, version=catalogue.version,
+                                    zip_sha256=digest.sha256, files=shipped, packages=packages,
+                                    epoch=source.epoch, tool_version=horon_bundle.__version__))
     removed = discard_stale_signatures(final, digest.sha256, generated[PROVENANCE_NAME])
     return HarnessBuilt(name=catalogue.name, version=catalogue.version, zip=final,
                         ref=reference, sha256=digest.sha256, events=catalogue.events,
-                        notes=removed)
+                        notes=removed, sbom=sbom)
 
 
 def _verify_written(archive: Path, catalogue: Catalogue, request: HarnessBuildRequest) -> None:

@@ -30,6 +30,7 @@ class HarnessBuilt:
     sha256: str
     events: tuple[str, ...]
     notes: tuple[str, ...] = ()  # e.g. a stale signature removed
+    sbom: Path | None = None  # the CycloneDX SBOM written beside the zip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,3 +40,4 @@ class HarnessBuildResult:
     skipped: tuple[str, ...] = ()  # marketplace plugins that cannot be built offline
     index: Path | None = None  # the marketplace index, for a marketplace build
     notes: tuple[str, ...] = field(default_factory=tuple)
+    statement: Path | None = None  # the run's release statement (*.intoto.jsonl)

@@ -41,6 +41,7 @@ from horon_bundle.publish.release import (
     HARNESS_ARCHIVE_MEDIA_TYPE,
     ROLE_PROVENANCE_SIGNATURE,
     ROLE_SIGNATURE,
+    ROLE_STATEMENT_SIGNATURE,
     ReleaseItem,
     SideFile,
 )
@@ -63,7 +64,8 @@ PREFIX = "dev.horon.plugin."
 ROLE = PREFIX + "role"  # on a referrer: signature, provenance-signature or build-record
 SIGSTORE_CONTENT = "dev.sigstore.bundle.content"  # as cosign annotates its bundle referrers
 _SIGSTORE_CONTENT = {ROLE_SIGNATURE: "message-signature",
-                     ROLE_PROVENANCE_SIGNATURE: "dsse-envelope"}
+                     ROLE_PROVENANCE_SIGNATURE: "dsse-envelope",
+                     ROLE_STATEMENT_SIGNATURE: "dsse-envelope"}
 REFERRERS_TAG_PREFIX = "sha256-"
 
 TAG = re.compile(r"[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}")
