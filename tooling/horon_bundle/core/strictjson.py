@@ -192,9 +192,8 @@ def read_json(
     except json.JSONDecodeError as exc:
         _check_depth(text, source, max_depth)
         _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
-    except RecursionError:  # the C parser's own guard, far past any depth allowed here
-        _refuse(source, codes.JSON_TOO_DEEP, f"nesting deeper than {max_depth}")
-    except ValueError as exc:  # digit limits and the like: still a refusal
+    except (ValueError, RecursionError) as exc:  # digit limits, the C parser's own recursion
+        _check_depth(text, source, max_depth)  # guard: deeper than allowed, or still refused
         _refuse(source, codes.JSON_SYNTAX, str(exc)[:120])
     if text[end:].strip(_JSON_WHITESPACE):
         _refuse(source, codes.JSON_TRAILING_DATA, f"data after the document at offset {end}")

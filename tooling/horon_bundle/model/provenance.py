@@ -317,10 +317,11 @@ def _sha256(reader: FieldReader, obj: dict[str, Any], key: str, where: str) -> s
 def _plain_dependency(item: Any) -> bool:
     """A package entry `_resolved_dependencies` accepts as it is (10,000 in a large graph)."""
     get = item.get if type(item) is dict and item.keys() <= _DEPENDENCY_KEYS else None
+    digest: Any = get("digest") if get is not None else None
     return get is not None and type(get("name")) is str and get("name") != "Cargo.lock" and (
-        type(get("uri")) is str or (get("uri") is None and get("digest") is not None)) and type(
-        get("annotations", {})) is dict and (get("digest") is None or (type(get("digest")) is dict
-                                             and set(map(type, get("digest").values())) <= {str}))
+        type(get("uri")) is str or (get("uri") is None and digest is not None)) and type(get(
+            "annotations", {})) is dict and (digest is None or (type(digest) is dict and set(
+                map(type, digest.values())) <= {str}))
 
 
 def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> str | None:
