@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tests.publish_support import Registry
 
-from benchmarks import fixtures, profiles, report
+from benchmarks import fixtures, profiles, report, scale
 from benchmarks.fixtures import MIB
 from benchmarks.measure import Pair, Run, interleaved, phase_seconds, run
 from horon_bundle.build.archive import COMPRESS_LEVEL
@@ -357,7 +357,7 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
                detail="≤ 5× taken as a small slope for this report")
 
 
-GROUPS = ("verify", "publish", "build", "startup", "plugins")
+GROUPS = ("verify", "publish", "build", "startup", "plugins", "scale")
 NOTES = [
     "The machine is shared (2 cores; other work ran beside this run): each ratio is a median "
     "of interleaved rounds, but expect ±20 % between runs on the small rows.",
@@ -403,6 +403,9 @@ WHY = {
 }
 
 
+WHY.update(scale.WHY)
+
+
 def why_unmet(rows: list[Row]) -> list[str]:
     return [text for prefix, text in WHY.items()
             if any(row.met is False and row.operation.startswith(prefix) for row in rows)]
@@ -415,7 +418,8 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
     big = items[-1]
     mid = max((item for item in items if item.size <= 100 * MIB), key=lambda i: i.size,
               default=items[0])
-    missed = {row.operation.split(" ")[0].strip("`") for row in rows if row.met is False}
+    missed = {row.operation.split(" ")[0].strip("`") for row in rows if row.met is False
+              and not row.operation.startswith(tuple(scale.WHY))}  # those: scale.profiled
     wanted: list[tuple[str, list[str | Path], dict[str, str]]] = []
     if "verify" in missed:
         size = f"{big.size // MIB} MiB"
@@ -439,6 +443,7 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
                      "HORON_PUBLISH_DESTINATION": f"file://{store}"})]
     if "doctor" in missed:
         wanted += [("doctor of the example", ["doctor", example.bundle], {})]
+    wanted += scale.profiled(rows, scratch)
     found = []
     for title, argv, extra in wanted:
         print(f"profiling {title}", file=sys.stderr)
@@ -504,6 +509,10 @@ def main(argv: list[str] | None = None) -> int:
             _guarded(rows, "start-up", lambda: startup_rows(example, args.rounds))
         if not args.quick and "plugins" in only:
             _guarded(rows, "20-plugin", lambda: [plugins_row(scratch, target_dir, args.rounds)])
+        if "scale" in only:  # graph scale and start-up per call (benchmarks/scale.py)
+            _guarded(rows, "scale", lambda: scale.measure(
+                scale.Bench(scratch, args.rounds, _env(), Row), example.bundle, target_dir,
+                quick=args.quick, harness_zip=scale.harness_zip(scratch, _env())))
         profiled = profile_unmet(rows, items, example, scratch, target_dir)
     finally:
         elapsed = time.perf_counter() - started

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.checks import CheckList
 from horon_bundle.model.manifest import Manifest
-from horon_bundle.model.provenance import Provenance
-from horon_bundle.model.qa import QaProvider
+
+if TYPE_CHECKING:
+    from horon_bundle.model.provenance import Provenance
+    from horon_bundle.model.qa import QaProvider
 
 REPORT_FORMAT = "horon.verify-report.v1"
 
