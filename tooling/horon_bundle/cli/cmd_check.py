@@ -15,7 +15,7 @@ from horon_bundle.cli.home_args import (
     names_harness,
     target_from_args,
 )
-from horon_bundle.core import codes
+from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import EXIT_OK, Finding, Refused, exit_status_for
 from horon_bundle.install.harness_survey import check_harness
 from horon_bundle.install.survey import check, survey
@@ -46,10 +46,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _pairs(names: list[str]) -> list[tuple[str, str | None]]:
-    """`ID [VERSION] ID [VERSION] …`: an id never starts with a digit, a version always does."""
+    """`ID [VERSION] ID [VERSION] …`: a word that is a version (SemVer, so starting with a
+    digit, which no plugin id does) is the version of the id before it."""
     pairs: list[tuple[str, str | None]] = []
     for name in names:
-        if pairs and pairs[-1][1] is None and name[:1].isdigit():
+        if pairs and pairs[-1][1] is None and identifiers.SEMVER.fullmatch(name):
             pairs[-1] = (pairs[-1][0], name)
         else:
             pairs.append((name, None))
