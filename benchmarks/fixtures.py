@@ -98,3 +98,32 @@ def many_plugins_workspace(root: Path, count: int) -> tuple[Path, list[str]]:
     subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=workspace, check=True,
                    capture_output=True)
     return workspace, ids
+
+
+def path_crates_workspace(root: Path, count: int, fan_out: int = 3) -> Path:
+    """The example plugin depending on `count` path crates of its own workspace, each a tiny
+    library depending on up to `fan_out` later ones (a DAG of about `count * fan_out` edges):
+    the real graph of a large workspace, every crate compiled by cargo."""
+    workspace = _copy_template(root / f"plugin-{count}-crates")
+    crates = workspace / "crates"
+    for number in range(count):
+        name = f"part-{number:05d}"
+        later = [f"part-{n:05d}" for n in range(number + 1, min(count, number + 1 + fan_out))]
+        member = crates / name
+        (member / "src").mkdir(parents=True)
+        deps = "".join(f'{d} = {{ path = "../{d}" }}\n' for d in later)
+        (member / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n'
+            f'license = "Apache-2.0"\npublish = false\n\n[dependencies]\n{deps}')
+        # no calls between the crates: rustc encodes small functions' MIR for inlining across
+        # crates, and a chain of calls through a DAG grows the metadata exponentially (2.4 GB
+        # at the 30th crate from the end when each called its three successors)
+        (member / "src" / "lib.rs").write_text("pub fn value() -> u32 {\n    1\n}\n")
+    manifest = workspace / "Cargo.toml"
+    text = manifest.read_text().replace(
+        "[dependencies]\n", '[dependencies]\npart-00000 = { path = "crates/part-00000" }\n')
+    text = text.replace("[workspace]\n", '[workspace]\nmembers = ["crates/*"]\n')
+    manifest.write_text(text)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=workspace, check=True,
+                   capture_output=True)
+    return workspace

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tests.publish_support import Registry
 
-from benchmarks import fixtures, profiles, report, tlog_rows
+from benchmarks import fixtures, profiles, report, scale, tlog_rows
 from benchmarks.fixtures import MIB
 from benchmarks.measure import Pair, Run, interleaved, phase_seconds, run
 from horon_bundle.build.archive import COMPRESS_LEVEL
@@ -398,7 +398,7 @@ def plugins_row(scratch: Path, target_dir: Path, rounds: int) -> Row:
                detail="≤ 5× taken as a small slope for this report")
 
 
-GROUPS = ("verify", "install", "publish", "build", "startup", "plugins", "log")
+GROUPS = ("verify", "install", "publish", "build", "startup", "plugins", "log", "scale")
 NOTES = [
     "The log rows count the log's file reads and writes (through the tile reader, the "
     "interface the store's directory implements), not time: one leaf appended reads the "
@@ -467,6 +467,9 @@ WHY = {
 }
 
 
+WHY.update(scale.WHY)
+
+
 def load_note() -> list[str]:
     """Said when the run shared the machine: the wall-time ratios are then upper bounds."""
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
@@ -491,7 +494,8 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
     big = items[-1]
     mid = max((item for item in items if item.size <= 100 * MIB), key=lambda i: i.size,
               default=items[0])
-    missed = {row.operation.split(" ")[0].strip("`") for row in rows if row.met is False}
+    missed = {row.operation.split(" ")[0].strip("`") for row in rows if row.met is False
+              and not row.operation.startswith(tuple(scale.WHY))}  # those: scale.profiled
     wanted: list[tuple[str, list[str | Path], dict[str, str]]] = []
     if "verify" in missed:
         size = f"{big.size // MIB} MiB"
@@ -518,6 +522,7 @@ def profile_unmet(rows: list[Row], items: list[Built], example: Built, scratch: 
                     ["install", big.archive, "--home", scratch / "profile-home"], {})]
     if "doctor" in missed:
         wanted += [("doctor of the example", ["doctor", example.bundle], {})]
+    wanted += scale.profiled(rows, scratch)
     found = []
     for title, argv, extra in wanted:
         print(f"profiling {title}", file=sys.stderr)
@@ -587,6 +592,10 @@ def main(argv: list[str] | None = None) -> int:
             _guarded(rows, "20-plugin", lambda: [plugins_row(scratch, target_dir, args.rounds)])
         if "log" in only:
             _guarded(rows, "log", lambda: [Row(*row) for row in tlog_rows.measure()])
+        if "scale" in only:  # graph scale and start-up per call (benchmarks/scale.py)
+            _guarded(rows, "scale", lambda: scale.measure(
+                scale.Bench(scratch, args.rounds, _env(), Row), example.bundle, target_dir,
+                quick=args.quick, harness_zip=scale.harness_zip(scratch, _env())))
         profiled = profile_unmet(rows, items, example, scratch, target_dir)
     finally:
         elapsed = time.perf_counter() - started

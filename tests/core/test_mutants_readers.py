@@ -808,3 +808,13 @@ def test_an_archive_source_keeps_the_points_of_the_resumable_stream_only(
         assert sum(reads) < compressed / 2, (sum(reads), compressed)  # from the last point
     finally:
         source.close()
+
+
+def test_json_nesting_past_the_parsers_own_guard_is_too_deep() -> None:
+    """Well-formed nesting far past the limit reaches the C parser's recursion guard: still
+    `json.too-deep`, never a traceback; a value nested just past the limit is walked."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert _json_code(deep, max_bytes=1 << 20) == "json.too-deep"
+    assert _json_code(b'{"a": [{"b": [[]]}]}', max_depth=4) == "json.too-deep"
+    assert strictjson.read_json(b'{"a": [{"b": []}]}', source="x", max_depth=4) == {
+        "a": [{"b": []}]}

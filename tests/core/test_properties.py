@@ -27,7 +27,12 @@ from hypothesis import strategies as st
 
 from horon_bundle.core import identifiers, paths
 from horon_bundle.core.errors import Refused
-from horon_bundle.core.strictjson import MAX_SAFE_INTEGER, canonical_bytes, read_json
+from horon_bundle.core.strictjson import (
+    MAX_SAFE_INTEGER,
+    canonical_bytes,
+    canonical_value_bytes,
+    read_json,
+)
 from horon_bundle.model import checksums
 from horon_bundle.model.manifest import parse_manifest
 from horon_bundle.verify.reading.archive_reader import validate_archive
@@ -57,6 +62,20 @@ json_values = st.recursive(
 @given(json_values)
 def test_json_round_trips_what_we_write(value: Any) -> None:
     assert read_json(canonical_bytes(value), source="x") == value
+
+
+ascii_values = st.recursive(
+    st.none() | st.booleans() | st.integers(0, 2**64) | st.text(st.characters(max_codepoint=127)),
+    lambda inner: st.lists(inner, max_size=5)
+    | st.dictionaries(st.text(st.characters(max_codepoint=127), max_size=8), inner, max_size=5),
+    max_leaves=30)
+
+
+@given(json_values | ascii_values)
+def test_the_fast_canonical_writer_writes_the_canonical_bytes(value: Any) -> None:
+    """The digest of a byproduct is over its canonical bytes: the C-speed writer must give the
+    very bytes `canonical_bytes` gives, escapes, DEL, non-ASCII and large integers included."""
+    assert canonical_value_bytes(value) == canonical_bytes(value)
 
 
 @given(st.binary(max_size=300))

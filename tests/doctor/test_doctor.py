@@ -110,6 +110,8 @@ def test_example_bundle_passes_every_check(example_release: BuiltExample,
     assert_conformant(result, document)
     assert document["bundle"]["id"] == "example"
     assert document["host"] == HOST
+    # the triple from the platform, rustc on PATH or not: doctor starts no throw-away rustc
+    assert document["host_source"].startswith("derived from the platform")
 
 
 def test_example_archive_passes_every_check(example_release: BuiltExample,

@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,29 @@ def test_a_deep_graph_is_cut_not_a_crash() -> None:
         node, depth = node["children"][0], depth + 1
     assert depth == MAX_TREE_DEPTH
     json.dumps(shown)  # plain data all the way down
+
+
+def test_a_large_recorded_graph_is_searched_once_for_verify_and_inspect(
+        example_release: BuiltExample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The QA providers of a recorded graph are found once per run: graph.qa-free's search
+    also serves the recorded-judgement check and inspect's tree (a graph of 10,000 packages
+    was searched three times by inspect)."""
+    from benchmarks.graphs import reseal  # noqa: PLC0415
+
+    from horon_bundle.model import qa  # noqa: PLC0415
+    from horon_bundle.rules import features_and_qa  # noqa: PLC0415
+
+    bundle = reseal(example_release.bundle, tmp_path / "big", 300, 900)
+    searches: list[int] = []
+    real = qa.pattern_matcher
+
+    def counted(patterns: Any) -> Any:
+        searches.append(1)
+        return real(patterns)
+
+    monkeypatch.setattr(features_and_qa, "pattern_matcher", counted)
+    result = cli("inspect", bundle, "--json")
+    assert result.status == 0, result.stderr
+    graph = result.json()["provenance"]["graph"]
+    assert (graph["packages"], graph["edges"], graph["qa_providers"]) == (300, 900, [])
+    assert len(searches) == 1

@@ -183,6 +183,29 @@ def test_status_verify_and_check_see_tampering_after_install(bundles: Bundles,
     assert home_state(home) == before
 
 
+def test_check_of_several_ids_or_all_runs_once_and_fails_when_one_fails(bundles: Bundles,
+                                                                       tmp_path: Path) -> None:
+    """A host re-checks every plugin in one process: several ids (each with an optional
+    version) or --all, one line each, exit 0 only when every one verifies."""
+    home = tmp_path / "home"
+    assert hb("install", bundles.v1, "--enable", home=home).status == 0
+    both = hb("check", "example", "example", "0.1.0", "--json", home=home)
+    assert both.status == 0, both.stderr
+    document = both.json()
+    assert (document["format"], document["ok"]) == ("horon.install-checks.v1", True)
+    assert [(c["id"], c["version"]) for c in document["checks"]] == [("example", "0.1.0")] * 2
+    every = hb("check", "--all", "--json", home=home)
+    assert every.status == 0 and [c["id"] for c in every.json()["checks"]] == ["example"]
+    one_missing = hb("check", "example", "absent", "--json", home=home)
+    assert_refused(one_missing, "install.not-installed")
+    assert [c["ok"] for c in one_missing.json()["checks"]] == [True, False]
+    library = copy_location(home, "0.1.0") / "lib" / "libhoron_example.so"
+    library.write_bytes(library.read_bytes() + b"\0")
+    assert_refused(hb("check", "--all", home=home), "install.tampered")
+    assert_refused(hb("check", home=home), "usage.invalid", status=2)
+    assert_refused(hb("check", "example", "--all", home=home), "usage.invalid", status=2)
+
+
 def test_a_copy_replaced_by_another_valid_bundle_is_not_the_recorded_one(
         bundles: Bundles, tmp_path: Path) -> None:
     home = tmp_path / "home"

@@ -108,3 +108,29 @@ def test_rooms_stay_small() -> None:
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
             and p.name != "codes.py"}
     assert long == {}
+
+
+NATIVE_JUDGE = ("horon_bundle.verify.judge", "horon_bundle.verify.native_context",
+                "horon_bundle.verify.claims", "horon_bundle.verify.advertised",
+                "horon_bundle.abi", "horon_bundle.rules.features_and_qa")
+
+
+@pytest.mark.slow
+def test_list_and_a_harness_verify_load_only_what_they_need(tmp_path: Path) -> None:
+    """Start-up a host pays per call: `list` of a home reads its state file and never loads
+    the verifier; a harness verify and fetch never load the native judge or any stage."""
+    from tests.harness_support import built_zip  # noqa: PLC0415
+
+    listed = _observe("list", "--home", tmp_path / "home")
+    assert listed["status"] == 0
+    assert _loaded(listed["modules"], ("horon_bundle.verify", *STAGES, *HEAVY, "rich")) == []
+    archive = built_zip(tmp_path / "harness")
+    ref = archive.with_name(archive.name + ".ref.json")
+    for argv in (("verify", archive), ("fetch", ref, "--into", tmp_path / "fetched")):
+        seen = _observe(*argv)
+        assert seen["status"] == 0, argv
+        # no process (fetch calls libc's renameat2 through ctypes: not a program)
+        events = seen["events"]
+        assert isinstance(events, list)
+        assert [e for e in events if e != "ctypes.dlopen"] == [], argv
+        assert _loaded(seen["modules"], (*NATIVE_JUDGE, *STAGES, *HEAVY)) == [], argv

@@ -12,6 +12,10 @@ The plugin crate itself is not repeated: its licence is the bundle's own LICENSE
 declaration's `license-file`), which the notices point to. Crates compiled only for the
 build host (build-script and proc-macro dependencies) are listed and marked as not linked.
 
+A text several crates share (a workspace's LICENSE for each of its path crates, the same
+MIT text of many registry crates) is written out in full once, under the first crate that
+has it; each later crate names the file and points there.
+
 Deterministic: crates sorted by name, version and id, files by name, line endings folded to
 LF, a UTF-8 BOM dropped; no timestamp, no absolute path.
 """
@@ -132,13 +136,14 @@ def build_notices(graph: Graph, *, packages: Mapping[str, CrateSource],
                     key=lambda p: (p.name, p.version, p.id))
     if not others:
         lines += ["", "It links no other crate."]
+    shown: dict[str, str] = {}  # a licence text -> where it was first written out in full
     for package in others:
-        lines += ["", _RULE, *_entry(package, packages.get(package.id), workspace_root)]
+        lines += ["", _RULE, *_entry(package, packages.get(package.id), workspace_root, shown)]
     return ("\n".join(lines).rstrip() + "\n").encode("utf-8")
 
 
-def _entry(package: GraphPackage, source: CrateSource | None,
-           workspace_root: Path | None) -> list[str]:
+def _entry(package: GraphPackage, source: CrateSource | None, workspace_root: Path | None,
+           shown: dict[str, str]) -> list[str]:
     linked = "target" in package.compiled
     lines = [
         f"{package.name} {package.version}",
@@ -159,5 +164,10 @@ def _entry(package: GraphPackage, source: CrateSource | None,
                          "is what its Cargo.toml declares)"]
     for item in texts:
         origin = f" (from the {item.origin})" if item.origin else ""
+        first = shown.get(item.text)
+        if first is not None:  # one text shared by many crates (a workspace's LICENSE) once
+            lines += [_THIN, f"{item.name}{origin}: the same text as {first} above."]
+            continue
+        shown[item.text] = f"{item.name} of {package.name} {package.version}"
         lines += [_THIN, f"{item.name}{origin}:", "", item.text.rstrip("\n")]
     return lines

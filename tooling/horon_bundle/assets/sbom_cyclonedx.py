@@ -6,22 +6,23 @@ import datetime
 import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from cyclonedx.model import HashAlgorithm, HashType, Property
 from cyclonedx.model.bom import Bom, BomMetaData
 from cyclonedx.model.component import Component, ComponentType
 from cyclonedx.model.license import DisjunctiveLicense, LicenseExpression
 from cyclonedx.model.tool import ToolRepository
-from cyclonedx.output.json import JsonV1Dot6
+from cyclonedx.schema.schema import SchemaVersion1Dot6
 from packageurl import PackageURL
 
 from horon_bundle.assets.sbom_subject import SERIAL_NAMESPACE, SbomSubject
 from horon_bundle.assets.spdx_expression import spdx_expression
-from horon_bundle.core.strictjson import canonical_bytes, read_json
+from horon_bundle.core.strictjson import canonical_value_bytes, read_json
 from horon_bundle.model.graph import Graph, GraphPackage
 from horon_bundle.model.qa import QaProvider
 
-_NIL_SERIAL = uuid.UUID(int=0)
+_NIL_SERIAL = uuid.UUID(int=0)  # the serial while the document it is the hash of is rendered
 
 
 def purl(package: GraphPackage) -> PackageURL | None:
@@ -88,20 +89,76 @@ def render_sbom(graph: Graph, subject: SbomSubject,
         bom_ref="tool:horon-bundle")])
     timestamp = datetime.datetime.fromtimestamp(subject.epoch, tz=datetime.timezone.utc)
 
-    def render(serial: uuid.UUID) -> bytes:
-        bom = Bom(serial_number=serial, metadata=BomMetaData(
-            component=root_component, timestamp=timestamp, tools=tools,
-            properties=[Property(name="horon:graph-format", value="horon.graph.v1")]))
-        for component in components.values():
-            bom.components.add(component)
-        everything = {graph.root: root_component, **components}
-        for package_id, component in everything.items():
-            children = sorted({e.to for e in graph.out_edges(package_id)})
-            bom.register_dependency(component, [everything[c] for c in children])
-        text = JsonV1Dot6(bom).output_as_string()
-        return canonical_bytes(read_json(text.encode("utf-8"), source="cyclonedx output",
-                                         max_bytes=1 << 30, max_depth=64))
+    bom = Bom(serial_number=_NIL_SERIAL, metadata=BomMetaData(
+        component=root_component, timestamp=timestamp, tools=tools,
+        properties=[Property(name="horon:graph-format", value="horon.graph.v1")]))
+    document = _as_json(bom)  # the metadata, through the library
+    # components and dependencies assembled here, in the order the library sorts them (its
+    # sorted sets compare components field by field, n log n times; `Bom.register_dependency`
+    # and `Bom.validate` scan the list per dependency): each component is still serialised by
+    # the library, one at a time. All libraries, no group, a distinct package id as bom-ref:
+    # the library's order is (name, version, id); dependencies by ref, each one's by ref.
+    ordered = sorted((p for p in graph.packages.values() if p.id != graph.root),
+                     key=lambda p: (p.name, p.version, p.id))
+    if ordered:
+        document["components"] = [_component_json(components[p.id]) for p in ordered]
+    dependencies = []
+    for package_id in sorted(graph.packages):
+        entry: dict[str, Any] = {"ref": package_id}
+        children = sorted({e.to for e in graph.out_edges(package_id)})
+        if children:
+            entry["dependsOn"] = children
+        dependencies.append(entry)
+    document["dependencies"] = dependencies
+    # rendered once: the serial is the hash of the document with the nil serial, set after
+    draft = canonical_value_bytes(document)
+    document["serialNumber"] = uuid.uuid5(SERIAL_NAMESPACE, hashlib.sha256(draft).hexdigest()).urn
+    return canonical_value_bytes(document)
 
-    draft = render(_NIL_SERIAL)
-    serial = uuid.uuid5(SERIAL_NAMESPACE, hashlib.sha256(draft).hexdigest())
-    return render(serial)
+
+def _component_json(component: Component) -> Any:
+    """A component as the library writes it: the fields `_component` sets written here (its
+    serialiser takes about half a millisecond a component), anything else by the library."""
+    licences = [_licence_json(item) for item in component.licenses]
+    if any(item is None for item in licences):
+        text = component.as_json(view_=SchemaVersion1Dot6)  # type: ignore[attr-defined]
+        return read_json(text.encode("utf-8"), source="cyclonedx output")
+    document: dict[str, Any] = {"bom-ref": component.bom_ref.value, "name": component.name,
+                                "type": component.type.value}
+    if component.version is not None:
+        document["version"] = component.version
+    if component.purl is not None:
+        document["purl"] = component.purl.to_string()
+    if licences:
+        document["licenses"] = licences
+    if component.hashes:  # the library's sorted sets iterate in its order
+        document["hashes"] = [{"alg": h.alg.value, "content": h.content}
+                              for h in component.hashes]
+    if component.properties:
+        document["properties"] = [{"name": p.name, "value": p.value}
+                                  for p in component.properties]
+    return document
+
+
+def _licence_json(item: object) -> dict[str, Any] | None:
+    """An expression, or a licence named and nothing more (the shapes the tests pin against
+    the library's own output); None for any other."""
+    if isinstance(item, LicenseExpression) and item.acknowledgement is None:
+        return {"expression": item.value}
+    if (isinstance(item, DisjunctiveLicense) and item.id is None and item.text is None
+            and item.url is None and item.acknowledgement is None and not item.properties):
+        return {"license": {"name": item.name}}
+    return None  # an SPDX id and the rest: as the library writes them
+
+
+def _as_json(bom: Bom) -> dict[str, Any]:
+    """The BOM as `JsonV1Dot6(bom).output_as_string()` writes it, but for its validation and
+    bom-ref discriminator (each quadratic; every ref here is a distinct package id); the
+    equality with the library's whole output is pinned by a test (tests/assets)."""
+    text = bom.as_json(view_=SchemaVersion1Dot6)  # type: ignore[attr-defined]
+    value = read_json(text.encode("utf-8"), source="cyclonedx output", max_bytes=1 << 30,
+                      max_depth=64)
+    assert isinstance(value, dict)
+    value.update({"$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json",
+                  "bomFormat": "CycloneDX", "specVersion": "1.6"})
+    return value

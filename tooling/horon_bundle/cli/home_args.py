@@ -20,7 +20,6 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.install.harness_survey import installed_kind
 from horon_bundle.install.layout import resolve_home
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
-from horon_bundle.load.host import triple_from_platform
 from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
 
 
@@ -62,6 +61,8 @@ def home_from_args(args: argparse.Namespace) -> tuple[Path, bool]:
 def target_from_args(args: argparse.Namespace) -> str:
     if args.target is not None:
         return str(args.target)
+    from horon_bundle.load.host import triple_from_platform  # noqa: PLC0415 - install alone
+
     triple = triple_from_platform(sys.platform, platform.machine(), platform.libc_ver()[0])
     if triple is None:
         raise Refused.one(codes.INSTALL_NAME, "this host's target is unknown; pass --target")

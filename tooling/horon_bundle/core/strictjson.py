@@ -2,9 +2,11 @@
 
 Measured on CPython: `json.loads` keeps the last of duplicate keys, accepts NaN and `"\\ud800"`,
 turns `1e400` into inf, raises RecursionError on deep nesting and ValueError past 4300 digits.
-So the bytes are checked (size, BOM, UTF-8, depth) before parsing, hooks refuse duplicates,
-non-finite numbers, floats and out-of-range integers during parsing, and strings are checked
-for lone surrogates afterwards.
+So the bytes are checked (size, BOM, UTF-8) before parsing, hooks refuse duplicates,
+non-finite numbers, floats and out-of-range integers during parsing, and the value is checked
+afterwards for nesting (the C parser's own recursion guard bounds it meanwhile) and, when the
+text has a surrogate escape at all, for lone surrogates. Each step runs at C speed or walks
+the containers once: a provenance of 10,000 packages is read at about `json.loads`' speed.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 
 
 def _check_depth(text: str, source: str, max_depth: int) -> None:
-    """Refuse nesting deeper than `max_depth` before the recursive parser sees it (strings are
-    skipped by a regular expression, so the scan runs at C speed)."""
+    """Refuse text nesting deeper than `max_depth` (strings skipped by a regular expression):
+    for a document the parser refused, so that a deep one is called deep, not broken."""
     depth = 0
     for match in _STRUCTURE.finditer(text):
         token = match.group(0)
@@ -73,12 +75,29 @@ def _check_depth(text: str, source: str, max_depth: int) -> None:
             depth -= 1
 
 
+def _too_deep(value: object, max_depth: int) -> bool:
+    """Whether containers nest deeper than `max_depth`: one level at a time over the
+    containers alone (a graph of 10,000 packages: tens of milliseconds)."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        level = [item for container in level
+                 for item in (container.values() if type(container) is dict else container)
+                 if type(item) is dict or type(item) is list]
+    return False
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Reject(codes.JSON_DUPLICATE_KEY, f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Reject(codes.JSON_DUPLICATE_KEY, f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
@@ -98,6 +117,10 @@ def _int(text: str) -> int:
     if not 0 <= value <= MAX_SAFE_INTEGER:
         raise _Reject(codes.JSON_INTEGER_RANGE, f"integer {value} outside 0 … 2^53-1")
     return value
+
+
+# a lone surrogate can only come from an escape (the text is valid UTF-8): without one, no walk
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
 def _find_surrogate(value: object) -> str | None:
@@ -161,22 +184,47 @@ def read_json(
     if len(data) > max_bytes:
         _refuse(source, codes.JSON_TOO_LARGE, f"{len(data)} bytes, limit {max_bytes}")
     text = _check_encoding(data, source)
-    _check_depth(text, source, max_depth)
     start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
     try:
         value, end = (_TOOL_DECODER if any_number else _DECODER).raw_decode(text, start)
     except _Reject as exc:
         _refuse(source, exc.code, exc.message, exc.hint)
     except json.JSONDecodeError as exc:
+        _check_depth(text, source, max_depth)
         _refuse(source, codes.JSON_SYNTAX, f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
-    except (ValueError, RecursionError) as exc:  # digit limits and the like: still a refusal
+    except (ValueError, RecursionError) as exc:  # digit limits, the C parser's own recursion
+        _check_depth(text, source, max_depth)  # guard: deeper than allowed, or still refused
         _refuse(source, codes.JSON_SYNTAX, str(exc)[:120])
     if text[end:].strip(_JSON_WHITESPACE):
         _refuse(source, codes.JSON_TRAILING_DATA, f"data after the document at offset {end}")
-    surrogate = _find_surrogate(value)
+    # nesting is judged on the parsed value: the C parser bounds its own recursion (a
+    # RecursionError, above), and a document with fewer brackets than the limit needs no walk
+    if text.count("[") + text.count("{") > max_depth and _too_deep(value, max_depth):
+        _refuse(source, codes.JSON_TOO_DEEP, f"nesting deeper than {max_depth}")
+    surrogate = _find_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
     if surrogate is not None:
         _refuse(source, codes.JSON_ENCODING, "a string holds a lone surrogate escape")
     return value
+
+
+def canonical_value_bytes(value: object) -> bytes:
+    """`canonical_bytes` of a value made of dicts with string keys, lists, strings, integers
+    within 2^53, booleans and None (what `read_json` returns; no floats), at C speed: orjson
+    writes the same layout, and its bytes are taken only when they hold nothing it writes
+    differently (non-ASCII and DEL, which the canonical form escapes); otherwise, and for an
+    integer past 2^53, `canonical_bytes`.
+    A recorded graph of 10,000 packages: 20 ms here where `json.dumps(indent=2)` takes 0.5 s
+    (its C encoder has no indentation)."""
+    import orjson  # noqa: PLC0415 - only the digest of a large document needs it
+
+    try:
+        fast = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+                            | orjson.OPT_APPEND_NEWLINE | orjson.OPT_STRICT_INTEGER)
+    except (TypeError, orjson.JSONEncodeError):
+        return canonical_bytes(value)
+    if fast.isascii() and b"\x7f" not in fast:
+        return fast
+    return canonical_bytes(value)
 
 
 def canonical_bytes(value: object) -> bytes:

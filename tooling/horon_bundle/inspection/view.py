@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from horon_bundle.model import qa
-from horon_bundle.model.graph import Graph, GraphEdge
+from horon_bundle.model.graph import Graph
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import BuildFacts
 from horon_bundle.rules.features_and_qa import find_qa_providers
@@ -40,7 +40,7 @@ def inspection(report: VerifyReport) -> dict[str, Any]:
         "bundle": None if report.manifest is None else _bundle(report.manifest),
         "files": [{"path": name, "sha256": digest.sha256, "size": digest.size}
                   for name, digest in sorted(report.digests.items())],
-        "provenance": None if facts is None else _provenance(facts),
+        "provenance": None if facts is None else _provenance(facts, report),
     }
 
 
@@ -66,7 +66,7 @@ def _bundle(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def _provenance(facts: BuildFacts) -> dict[str, Any]:
+def _provenance(facts: BuildFacts, report: VerifyReport) -> dict[str, Any]:
     invocation = facts.invocation
     return {
         "builder_id": facts.builder_id,
@@ -83,19 +83,19 @@ def _provenance(facts: BuildFacts) -> dict[str, Any]:
         "record_sha256": facts.record_sha256,
         "advertised": None if facts.advertised is None else facts.advertised.to_json(),
         "qa_patterns": list(qa.effective_patterns(facts.qa_patterns)),
-        "graph": None if facts.graph is None else _graph(facts.graph, facts),
+        "graph": None if facts.graph is None else _graph(facts.graph, facts, report),
     }
 
 
-def _graph(graph: Graph, facts: BuildFacts) -> dict[str, Any]:
-    providers = find_qa_providers(graph, patterns=qa.effective_patterns(facts.qa_patterns),
-                                  claim=facts.claim)
+def _graph(graph: Graph, facts: BuildFacts, report: VerifyReport | None = None) -> dict[str, Any]:
+    patterns = qa.effective_patterns(facts.qa_patterns)
+    # the verify's own search, when it used these very patterns: the graph is searched once
+    providers = None if report is None else report.qa_providers
+    if providers is None or report is None or report.qa_patterns != patterns:
+        providers = tuple(find_qa_providers(graph, patterns=patterns, claim=facts.claim))
     reasons: dict[str, list[str]] = {}
     for provider in providers:
         reasons.setdefault(provider.package, []).append(provider.reason)
-    children: dict[str, list[GraphEdge]] = {}
-    for edge in graph.edges:
-        children.setdefault(edge.source, []).append(edge)
     seen: set[str] = set()
     budget = [MAX_TREE_NODES]
     cut = [False]
@@ -114,7 +114,7 @@ def _graph(graph: Graph, facts: BuildFacts) -> dict[str, Any]:
             cut[0] = True
             return entry
         seen.add(package.id)
-        for edge in sorted(children.get(package_id, []),
+        for edge in sorted(graph.out_edges(package_id),
                            key=lambda e: (graph.packages[e.to].name, e.to)):
             entry["children"].append(node(edge.to, edge.kinds, depth + 1))
         return entry

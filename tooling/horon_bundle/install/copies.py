@@ -16,13 +16,15 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Finding, Refused
 from horon_bundle.install.dirs import Chain, lstat_at, same
 from horon_bundle.model.manifest import CHECKSUMS_NAME
-from horon_bundle.verify.judge import verify_path
-from horon_bundle.verify.report import VerifyReport
+
+if TYPE_CHECKING:
+    from horon_bundle.verify.report import VerifyReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,8 @@ def _identity(located: Located) -> None:
 def verify_copy(located: Located) -> VerifyReport:
     """Every verify rule over the copy; refuses (install.race) a copy swapped meanwhile."""
     _identity(located)
+    from horon_bundle.verify.judge import verify_path  # noqa: PLC0415 - `list` never loads it
+
     report = verify_path(_descriptor_path(located))
     _identity(located)
     report.path = located.where

@@ -15,6 +15,7 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
@@ -37,9 +38,10 @@ from horon_bundle.install.layout import (
 )
 from horon_bundle.install.state import HarnessRecord, HomeState
 from horon_bundle.model.harness.ref import BundleRef
-from horon_bundle.verify.audit import AuditOptions
-from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
-from horon_bundle.verify.route import judge_target
+
+if TYPE_CHECKING:
+    from horon_bundle.verify.audit import AuditOptions
+    from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 
 
 def _identity(info: os.stat_result) -> tuple[int, ...]:
@@ -154,6 +156,11 @@ def judge_opened(opened: Opened, ref: BundleRef, *,
     """Judge a zip whose digest the caller has checked against `ref`: every harness rule,
     through its descriptor, the file unchanged meanwhile. Findings when it does not verify."""
     before = opened.identity
+    # the verifier only when a bundle is judged: `list` reads the state file alone
+    from horon_bundle.verify.audit import AuditOptions  # noqa: PLC0415
+    from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport  # noqa: PLC0415
+    from horon_bundle.verify.route import judge_target  # noqa: PLC0415
+
     report = judge_target(opened.path(), options or AuditOptions(), harness or HarnessOptions(),
                           ref=ref, ref_label=opened.where, pinned=True)
     findings = list(report.findings)

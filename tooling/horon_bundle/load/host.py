@@ -29,7 +29,12 @@ class HostTarget:
 
 
 def host_target() -> HostTarget:
-    """The host's target triple: rustc's opinion when rustc runs, else the platform's."""
+    """The host's target triple: the platform's, as the interpreter that will load the
+    library sees it (no process started); rustc's opinion only for a platform this cannot
+    name."""
+    derived = triple_from_platform(sys.platform, platform.machine(), platform.libc_ver()[0])
+    if derived is not None:
+        return HostTarget(derived, "derived from the platform (the loading interpreter's)")
     rustc = shutil.which("rustc")
     if rustc is not None:
         done = run_quiet([rustc, "-vV"], timeout=_PROBE_TIMEOUT)
@@ -37,8 +42,7 @@ def host_target() -> HostTarget:
             for line in done.stdout.splitlines():
                 if line.startswith("host: "):
                     return HostTarget(line.removeprefix("host: ").strip(), "rustc -vV")
-    derived = triple_from_platform(sys.platform, platform.machine(), platform.libc_ver()[0])
-    return HostTarget(derived, "derived from the platform (rustc not available)")
+    return HostTarget(None, "unknown platform, and rustc not available")
 
 
 def triple_from_platform(system: str, machine: str, libc: str) -> str | None:

@@ -9,7 +9,9 @@ chain can be explained from the recorded graph alone).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from horon_bundle.core import codes
@@ -61,20 +63,21 @@ class Graph:
     packages: dict[str, GraphPackage]
     edges: tuple[GraphEdge, ...]
     # each package's edges, in the order of `edges`: a walk is linear in the graph
-    _out: dict[str, tuple[GraphEdge, ...]] = field(init=False, repr=False, compare=False)
+    _out: dict[str, list[GraphEdge]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         out: dict[str, list[GraphEdge]] = {}
         for edge in self.edges:
             out.setdefault(edge.source, []).append(edge)
-        object.__setattr__(self, "_out", {k: tuple(v) for k, v in out.items()})
+        object.__setattr__(self, "_out", out)
 
     @property
     def root_package(self) -> GraphPackage:
         return self.packages[self.root]
 
-    def out_edges(self, package_id: str) -> list[GraphEdge]:
-        return list(self._out.get(package_id, ()))
+    def out_edges(self, package_id: str) -> Sequence[GraphEdge]:
+        """The package's edges in the order of `edges` (the index's own list: read only)."""
+        return self._out.get(package_id, ())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,7 +119,7 @@ def graph_from_json(value: object, source: str) -> Graph:
     packages: dict[str, GraphPackage] = {}
     folded: set[str] = set()
     for index, raw in enumerate(raw_packages):
-        package = _package(reader, raw, f"graph.packages[{index}]")
+        package = _package_fast(raw) or _package(reader, raw, f"graph.packages[{index}]")
         if package is None:
             continue
         if package.id.casefold() in folded:
@@ -125,7 +128,8 @@ def graph_from_json(value: object, source: str) -> Graph:
         folded.add(package.id.casefold())
         packages[package.id] = package
     edges = [e for i, raw in enumerate(raw_edges)
-             if (e := _edge(reader, raw, f"graph.edges[{i}]", packages)) is not None]
+             if (e := _edge_fast(raw, packages)
+                 or _edge(reader, raw, f"graph.edges[{i}]", packages)) is not None]
     if root is not None and root not in packages:
         reader.report(codes.GRAPH_INVALID, "graph.root", f"{root!r} is not a recorded package")
     findings.raise_if_any()
@@ -135,6 +139,70 @@ def graph_from_json(value: object, source: str) -> Graph:
     if cycle:
         raise Refused.one(codes.GRAPH_INVALID, f"{source}: cycle {' → '.join(cycle)}")
     return graph
+
+
+# --- the fast path: a well-formed entry checked by plain comparisons (a graph of 10,000
+# packages is tens of thousands of entries); anything else goes to the field reader, which
+# says what is wrong. Each accepts exactly what the field reader accepts without a finding.
+_PACKAGE_REQUIRED = frozenset({"id", "name", "version", "source", "qa_marker", "feature_table",
+                               "compiled"})
+_PACKAGE_KEYS = _PACKAGE_REQUIRED | {"checksum", "license"}
+_EDGE_KEYS = frozenset({"from", "to", "kinds", "dep_key", "optional", "default_features",
+                        "features"})
+_COMPILE_KINDS = frozenset({"target", "host"})
+_EDGE_KINDS = frozenset({"normal", "build"})
+
+
+_STR: frozenset[type] = frozenset({str})
+_LIST: frozenset[type] = frozenset({list})
+
+
+def _names(value: object) -> bool:
+    return type(value) is str and value != ""
+
+
+def _string_list(value: object) -> bool:
+    return type(value) is list and set(map(type, value)) <= _STR
+
+
+def _feature_lists(value: object) -> bool:
+    """A dict of lists of strings (the types gathered by C loops: no call per item)."""
+    return (type(value) is dict and set(map(type, value.values())) <= _LIST
+            and set(map(type, chain.from_iterable(value.values()))) <= _STR)
+
+
+def _package_fast(raw: object) -> GraphPackage | None:
+    if type(raw) is not dict or not _PACKAGE_REQUIRED <= raw.keys() <= _PACKAGE_KEYS:
+        return None
+    checksum, license_ = raw.get("checksum"), raw.get("license")
+    table, compiled = raw["feature_table"], raw["compiled"]
+    if not (_names(raw["id"]) and _names(raw["name"]) and _names(raw["version"])
+            and _names(raw["source"]) and type(raw["qa_marker"]) is bool
+            and (checksum is None or type(checksum) is str)
+            and (license_ is None or type(license_) is str)
+            and _feature_lists(table) and _feature_lists(compiled)
+            and compiled.keys() <= _COMPILE_KINDS):
+        return None
+    return GraphPackage(id=raw["id"], name=raw["name"], version=raw["version"],
+                        source=raw["source"], checksum=checksum, license=license_,
+                        qa_marker=raw["qa_marker"],
+                        feature_table={k: tuple(v) for k, v in table.items()},
+                        compiled={k: tuple(v) for k, v in compiled.items()})
+
+
+def _edge_fast(raw: object, packages: dict[str, GraphPackage]) -> GraphEdge | None:
+    if type(raw) is not dict or raw.keys() != _EDGE_KEYS:
+        return None
+    source, to, kinds = raw["from"], raw["to"], raw["kinds"]
+    if not (_names(source) and _names(to) and source in packages and to in packages
+            and source != to and _string_list(kinds) and kinds
+            and set(kinds) <= _EDGE_KINDS and _names(raw["dep_key"])
+            and type(raw["optional"]) is bool and type(raw["default_features"]) is bool
+            and _string_list(raw["features"])):
+        return None
+    return GraphEdge(source=source, to=to, kinds=tuple(kinds), dep_key=raw["dep_key"],
+                     optional=raw["optional"], default_features=raw["default_features"],
+                     features=tuple(raw["features"]))
 
 
 def _package(reader: FieldReader, raw: object, where: str) -> GraphPackage | None:
@@ -209,9 +277,6 @@ def _edge(reader: FieldReader, raw: object, where: str,
 
 def find_cycle(graph: Graph) -> list[str]:
     """A cycle in the edges, as a list of ids, or [] (cargo's normal/build graph is a DAG)."""
-    children: dict[str, list[str]] = {}
-    for edge in graph.edges:
-        children.setdefault(edge.source, []).append(edge.to)
     state: dict[str, int] = {}
     for start in sorted(graph.packages):
         if state.get(start):
@@ -223,10 +288,10 @@ def find_cycle(graph: Graph) -> list[str]:
             if index == 0:
                 state[node] = 1
                 path.append(node)
-            kids = children.get(node, [])
+            kids = graph.out_edges(node)
             if index < len(kids):
                 stack.append((node, index + 1))
-                child = kids[index]
+                child = kids[index].to
                 if state.get(child) == 1:
                     return [*path[path.index(child):], child]
                 if not state.get(child):

@@ -16,7 +16,7 @@ from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.hashing import hash_bytes
 from horon_bundle.core.identifiers import SHA256_HEX
-from horon_bundle.core.strictjson import canonical_bytes, read_json
+from horon_bundle.core.strictjson import canonical_value_bytes, read_json
 from horon_bundle.model.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
 from horon_bundle.model.qa import QaProvider, recorded_providers
@@ -36,6 +36,7 @@ BYPRODUCT_ADVERTISED = "horon:advertised"
 BYPRODUCTS = (BYPRODUCT_INVOCATION, BYPRODUCT_RECORD, BYPRODUCT_GRAPH, BYPRODUCT_ADVERTISED)
 _NO_LOCATOR = ("a ResourceDescriptor without uri, digest or content: in-toto v1 requires one "
                "(provenance written before horon-bundle fixed this is refused, not trusted)")
+_DEPENDENCY_KEYS = frozenset({"name", "uri", "digest", "annotations"})
 _MEDIA_TYPES = {
     BYPRODUCT_INVOCATION: "application/vnd.horon.invocation.v1+json",
     BYPRODUCT_RECORD: "application/vnd.horon.artifact-record.v1+json",
@@ -154,7 +155,7 @@ def statement(facts: BuildFacts, subjects: dict[str, str]) -> dict[str, Any]:
 def content_digest(content: dict[str, Any]) -> str:
     """A byproduct's `digest.sha256`: of its content's canonical bytes (for the artifact
     record, the bytes of the record file `compile` wrote, which is canonical)."""
-    return hash_bytes(canonical_bytes(content)).sha256
+    return hash_bytes(canonical_value_bytes(content)).sha256
 
 
 def parse_provenance(data: bytes, *, source: str = PROVENANCE_NAME) -> Provenance:
@@ -318,11 +319,23 @@ def _sha256(reader: FieldReader, obj: dict[str, Any], key: str, where: str) -> s
     return value
 
 
+def _plain_dependency(item: Any) -> bool:
+    """A package entry `_resolved_dependencies` accepts as it is (10,000 in a large graph)."""
+    get = item.get if type(item) is dict and item.keys() <= _DEPENDENCY_KEYS else None
+    digest: Any = get("digest") if get is not None else None
+    return get is not None and type(get("name")) is str and get("name") != "Cargo.lock" and (
+        type(get("uri")) is str or (get("uri") is None and digest is not None)) and type(get(
+            "annotations", {})) is dict and (digest is None or (type(digest) is dict and set(
+                map(type, digest.values())) <= {str}))
+
+
 def _resolved_dependencies(reader: FieldReader, raw: list[Any], where: str) -> str | None:
     """Decode every resolved dependency; return the Cargo.lock digest."""
     lock: str | None = None
     locks = 0
     for index, item in enumerate(raw):
+        if _plain_dependency(item):
+            continue  # a package entry the field reader would accept as it is: nothing to say
         place = join(where, index)
         obj = reader.typed(item, dict, place)
         if obj is None:

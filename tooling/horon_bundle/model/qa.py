@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -114,6 +114,22 @@ def matching_pattern(name: str, patterns: Iterable[str]) -> str | None:
         if name_matches(name, pattern):
             return pattern
     return None
+
+
+def pattern_matcher(patterns: Iterable[str]) -> Callable[[str], str | None]:
+    """`matching_pattern` over fixed `patterns`, each name folded once and answered once (a
+    graph of 10,000 packages names `std` and `default` thousands of times)."""
+    compiled = [(pattern, _compiled(pattern)) for pattern in patterns]
+    answers: dict[str, str | None] = {}
+
+    def match(name: str) -> str | None:
+        if name in answers:
+            return answers[name]
+        folded = fold_name(name)
+        answer = next((p for p, regex in compiled if regex.fullmatch(folded)), None)
+        answers[name] = answer
+        return answer
+    return match
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,7 +24,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings, Refused
 from horon_bundle.model.evidence import Advertised
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.model.qa import QaProvider, effective_patterns, matching_pattern
+from horon_bundle.model.qa import QaProvider, effective_patterns, pattern_matcher
 
 
 class RecordedQa(Protocol):
@@ -75,15 +75,16 @@ def proper(features: Iterable[str], table: Mapping[str, Iterable[str]]) -> tuple
 def find_qa_providers(graph: Graph, *, patterns: Iterable[str],
                       claim: Collection[str]) -> list[QaProvider]:
     """Every QA crate, QA-marked crate and QA feature compiled into the graph, with its chain."""
-    patterns = tuple(patterns)
-    parents = _shortest_paths(graph)
+    matching = pattern_matcher(patterns)
+    parents: dict[str, GraphEdge] | None = None  # walked once, when the first provider needs it
     found = []
     for package in sorted(graph.packages.values(), key=lambda p: p.id):
-        pattern = matching_pattern(package.name, patterns)
+        pattern = matching(package.name)
         features = [(f, p) for f in package.all_compiled_features()
-                    if (p := matching_pattern(f, patterns)) is not None]
+                    if (p := matching(f)) is not None]
         if pattern is None and not package.qa_marker and not features:
             continue  # the chain is walked for the providers only: linear in the graph
+        parents = _shortest_paths(graph) if parents is None else parents
         path = _edges_to(parents, graph.root, package.id)
         if pattern is not None or package.qa_marker:
             reason = (f"crate {package.name!r} matches QA pattern {pattern!r}" if pattern
@@ -224,17 +225,20 @@ def graph_findings(graph: Graph, *, claim: Sequence[str], channel: str,
     return providers, list(findings)
 
 
-def recorded_qa_findings(graph: Graph, facts: RecordedQa) -> list[Finding]:
+def recorded_qa_findings(graph: Graph, facts: RecordedQa,
+                         found: Sequence[QaProvider] | None = None) -> list[Finding]:
     """The QA judgement a bundle recorded, recomputed from its recorded graph.
 
     The build judged the graph with the built-in patterns and those it recorded, and wrote
     down what it found (`qa.providers`) and which crates were marked (`qa.markers`): both are
     recomputed here with the same patterns and must agree, so a provenance cannot hide a
-    provider it found, or invent markers, while keeping the graph that shows them.
+    provider it found, or invent markers, while keeping the graph that shows them. `found`:
+    the providers already found with exactly `effective_patterns(facts.qa_patterns)`.
     """
     findings = Findings()
     patterns = effective_patterns(facts.qa_patterns)
-    found = find_qa_providers(graph, patterns=patterns, claim=facts.claim)
+    if found is None:  # a caller that judged with these very patterns hands its providers in
+        found = find_qa_providers(graph, patterns=patterns, claim=facts.claim)
     recomputed = sorted((p.package, p.feature or "") for p in found)
     recorded = sorted((p.package, p.feature or "") for p in facts.qa_providers)
     if recomputed != recorded:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.signature import (
@@ -73,6 +72,9 @@ def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None
 
     With `opened` (the bundle already opened once, by a caller that had to look inside to
     route it), those same files are judged into `report`, with no second walk."""
+    # the native judge only for a native bundle: a harness verify never loads it
+    from horon_bundle.verify.judge import verify_opened, verify_path  # noqa: PLC0415
+
     patterns = options.policy.qa_patterns if options.policy is not None else ()
     wants_digest = options.verifier is not None
     if opened is None:

@@ -146,12 +146,15 @@ def check_qa_free(ctx: NativeContext) -> Verdict | None:
                                          patterns=patterns)
     qa_findings = [f for f in findings if f.code is codes.GRAPH_QA_PROVIDER]
     drift = [f for f in findings if f.code is not codes.GRAPH_QA_PROVIDER]
-    qa_findings += recorded_qa_findings(graph, facts)
+    # one search serves both when no policy added patterns (the usual case)
+    same = patterns == effective_patterns(facts.qa_patterns)
+    qa_findings += recorded_qa_findings(graph, facts, providers if same else None)
     if plugin_features(graph) != tuple(manifest.features):
         drift.append(Finding(codes.FEATURES_DRIFT,
                              f"graph: {graph.root_package.name} compiled "
                              f"{list(plugin_features(graph))}, plugin.json lists "
                              f"{list(manifest.features)}"))
+    ctx.report.qa_providers, ctx.report.qa_patterns = tuple(providers), patterns
     ctx.graph = GraphJudgement(providers=tuple(providers), qa_findings=tuple(qa_findings),
                                drift=tuple(drift))
     added = len(patterns) - len(BUILTIN_QA_PATTERNS)

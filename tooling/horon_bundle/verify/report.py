@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.checks import CheckList
 from horon_bundle.model.manifest import Manifest
-from horon_bundle.model.provenance import Provenance
+
+if TYPE_CHECKING:
+    from horon_bundle.model.provenance import Provenance
+    from horon_bundle.model.qa import QaProvider
 
 REPORT_FORMAT = "horon.verify-report.v1"
 
@@ -24,6 +27,10 @@ class VerifyReport(CheckList):
     # the library), "recorded-only" (the build's claim alone), or None (not judged)
     advertised_source: str | None = None
     archive_digest: Digest | None = None  # of the archive file, when asked for (signatures)
+    # the recorded graph's QA providers as graph.qa-free found them, and with which patterns
+    # (inspect shows them rather than searching the graph again)
+    qa_providers: tuple[QaProvider, ...] | None = None
+    qa_patterns: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
