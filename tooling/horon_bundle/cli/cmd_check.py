@@ -37,14 +37,14 @@ def run(args: argparse.Namespace) -> int:
     home, _ = home_from_args(args)
     if names_harness(home, args):
         checked = check_harness(home, args.plugin_id, version=args.version)
-        render.say("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
+        render.result("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
                    checked.name, checked.version, checked.record.sha256)
         if args.json:
             render.print_json(checked.to_json())
         return EXIT_OK
     result = check(home, args.plugin_id, target=target_from_args(args), version=args.version)
     state = "enabled" if result.enabled else "not enabled"
-    render.say("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,
+    render.result("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,
                result.version, result.target, state)
     if args.json:
         render.print_json(result.to_json())

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     pages = sorted(p.stem for p in root.glob("*.md")) if root is not None else []
     if args.topic is None:
         for page in pages:
-            render.say("{}", page)
+            render.result("{}", page)
         return EXIT_OK
     if args.topic not in pages:
         usage_error(f"no documentation page {args.topic!r}", f"Pages: {', '.join(pages)}.")

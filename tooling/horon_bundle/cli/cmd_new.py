@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     result = new_workspace(NewRequest(name=args.name, directory=args.dir, license=args.license,
                                       git=args.git))
     where = shown_path(result.workspace)
-    render.say("[bold green]created[/] {}  (plugin {}, package {}, {}{})", where,
+    render.result("[bold green]created[/] {}  (plugin {}, package {}, {}{})", where,
                result.names.plugin_id, result.names.package, result.names.license,
                ", git repository" if result.git else "")
     render.say("next:")

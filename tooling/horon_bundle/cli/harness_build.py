@@ -40,10 +40,10 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
         reporter.note(note)
     render.warnings(result.warnings, subject=str(workspace))
     for built in result.built:
-        render.say("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
-        render.say("        sha256 {}  ref {}", built.sha256, built.ref.name)
+        render.result("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
+        render.result("        sha256 {}  ref {}", built.sha256, built.ref.name)
     if result.index is not None:
-        render.say("[bold green]marketplace index[/] {}", shown_path(result.index))
+        render.result("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
         render.print_json({"ok": True, "kind": BundleKind.HARNESS, "bundles": [
             {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),

@@ -132,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = bool(getattr(args, "json", False))
     from horon_bundle.cli import render  # noqa: PLC0415 - after parsing: --help needs no rich
 
+    render.json_run = as_json
     try:
         status: int = args.run(args)
     except Refused as exc:
