@@ -1,6 +1,8 @@
 """Where every line goes, for every command and both bundle kinds: the result (the verdict, the
 list, the report) on stdout; progress, notes, the `ERROR code:` / `WARNING code:` lines and
-their hints on stderr; under `--json` exactly one JSON document on stdout and nothing else.
+their hints on stderr; under `--json` exactly one JSON document on stdout and nothing else —
+and that document, like every file the commands wrote, valid against its schema in
+docs/schemas/ (tests/schema_registry.py: a document with no schema fails).
 
 One table (`_rows`): a row per command and kind, run in order against one world (a native
 bundle, a harness zip and its ref, an agent home, a file store), in-process, with stdout and
@@ -19,9 +21,10 @@ import pytest
 
 from horon_bundle.cli.main import COMMANDS
 from tests.conftest import BuiltExample, Compiled
-from tests.harness_support import PLUGIN_NAME, PLUGIN_VERSION, write_plugin
-from tests.helpers import TEMPLATE, CliResult, cli
+from tests.harness_support import PLUGIN_NAME, PLUGIN_VERSION, built_marketplace, write_plugin
+from tests.helpers import REPO, TEMPLATE, CliResult, cli
 from tests.publish_support import make_dist, publish_env
+from tests.schema_registry import BY_FORMAT, validate
 
 # what a line of stderr may be: progress, a note, a refusal or warning with what the tool
 # said and the hint, an annotation, argparse's usage, `new`'s next steps
@@ -64,6 +67,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, example_release: BuiltExampl
     assert built.status == 0, built.stderr
     [harness_zip] = (root / "harness-out").glob("*.zip")
     (root / "store").mkdir()
+    built_marketplace(root / "market")  # its zips, refs and index are validated with the rest
     return World(root=root, native=example_release, compiled=compiled_example, plugin=plugin,
                  harness_zip=harness_zip, harness_ref=harness_zip.with_name(
                      harness_zip.name + ".ref.json"),
@@ -145,6 +149,7 @@ def _as_json(row: Row, result: CliResult) -> Any:
 
 def test_every_command_puts_results_on_stdout_and_diagnostics_on_stderr(world: World) -> None:
     rows = list(_rows(world))
+    validated: set[str] = set()
     assert {row.name.split()[0] for row in rows} == set(COMMANDS), "a command has no row"
     for row in rows:
         env = dict(row.env)
@@ -152,8 +157,40 @@ def test_every_command_puts_results_on_stdout_and_diagnostics_on_stderr(world: W
         if row.json:
             args = row.second if row.second is not None else row.args
             document = _as_json(row, cli(*args, "--json", env=env))
-            assert isinstance(document, dict) and ("format" in document or "ok" in document)
+            validated.add(validate(document))
+    validated |= _files_validate(world)
+    unchecked = set(BY_FORMAT.values()) - validated - NOT_PRODUCED_HERE
+    assert not unchecked, f"schemas no real document was checked against: {unchecked}"
     shutil.rmtree(world.home)
+
+
+# what this table cannot produce (each validated where it is produced)
+NOT_PRODUCED_HERE = {
+    "sign-result.schema.json",  # needs a CI OIDC identity; the table's row is its refusal
+    "reproduce-report.schema.json",  # a rebuild from source: tests/reproduce/test_reproduce.py
+    "artifact-record.schema.json",  # tests/model/test_schemas.py (compile's record)
+    "plugin.schema.json",  # tests/model/test_schemas.py
+    "compile-result.schema.json",  # tests/model/test_schemas.py (the session's compile)
+}
+
+
+def _files_validate(w: World) -> set[str]:
+    """Every JSON file the table's commands wrote, against its schema."""
+    names = set()
+    for path in sorted(w.root.rglob("*.json")):
+        relative = path.relative_to(w.root).as_posix()
+        if relative.startswith(("plugin/", "market/market/", "new", "f1/", "f2/")) and \
+                path.name != "catalogue.json":
+            continue  # the plugin's own sources, scaffolds, unpacked plugin files
+        if path.parent.name == "lib" or ("/example-0.1.0-" in f"/{relative}" and \
+                not relative.endswith((".build.json", ".ref.json"))):
+            continue  # inside a native bundle: plugin.json, provenance, sbom (their own tests)
+        document = json.loads(path.read_text())
+        names.add(validate(document, "harness-ref" if path.name.endswith(".ref.json") else None))
+    for profile in sorted((REPO / "tooling" / "horon_bundle" / "model" / "harness" /
+                           "profiles").glob("*.json")):
+        names.add(validate(json.loads(profile.read_text())))
+    return names
 
 
 def test_codes_pipe_into_grep() -> None:

@@ -14,6 +14,7 @@ from horon_bundle.core.errors import EXIT_OK, Refused
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.profile import resolve_profile
 
+HARNESS_BUILD_FORMAT = "horon.harness-build-result.v1"
 _NATIVE_ONLY = (("--plugin", "plugin_id"), ("--target", "target"),
                 ("--all-targets", "all_targets"), ("--target-dir", "target_dir"),
                 ("--prebuilt", "prebuilt"), ("--record", "record"),
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
     if result.index is not None:
         render.result("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
-        render.print_json({"ok": True, "kind": BundleKind.HARNESS, "bundles": [
+        render.print_json({"format": HARNESS_BUILD_FORMAT, "ok": True,
+                           "kind": BundleKind.HARNESS, "bundles": [
             {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),
              "sha256": b.sha256, "events": list(b.events)} for b in result.built],
             "skipped": list(result.skipped),
