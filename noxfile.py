@@ -208,6 +208,9 @@ def dist(session: nox.Session) -> None:
     shipped = {name for name in in_wheel if name.endswith(".py")
                and not name.startswith(("horon_bundle/templates/", "horon_bundle/docs/"))}
     stray += [f"wheel: {name} (not in the tree)" for name in sorted(shipped - modules)]
+    man = ".data/data/share/man/man1/horon-bundle.1"  # under horon_bundle-<version>
+    if not any(name.endswith(man) for name in in_wheel):
+        lacking.append(f"wheel: horon_bundle-*{man} (the manual page)")
     lacking += [f"wheel: {name}" for name in sorted(modules - shipped)]
     if lacking or stray:
         session.error("\n".join(["package contents are wrong:", *lacking, *stray]))
@@ -231,6 +234,10 @@ def dist(session: nox.Session) -> None:
             session.run(tool, "verify", f"{bundle}.zip", external=True)
             session.run(tool, "inspect", f"{bundle}.zip", external=True)
             session.run(tool, "docs", "getting-started", external=True, silent=True)
+            session.run(tool, "completion", "bash", external=True, silent=True)
+        page = venv / "share" / "man" / "man1" / "horon-bundle.1"
+        if not page.is_file() or not page.read_text().startswith(".TH HORON"):
+            session.error(f"the installed wheel has no manual page at {page}")
 
 
 def _host_target(session: nox.Session) -> str:

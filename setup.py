@@ -33,4 +33,7 @@ class BuildWithData(build_py):
                 shutil.copytree(source, target, ignore=_SKIP)
 
 
-setup(cmdclass={"build_py": BuildWithData})
+# the manual page (generated from the parser: python -m tests.man_page) where man finds it
+# beside the installed command: <prefix>/share/man/man1 (a venv, pipx, --user, /usr/local)
+setup(cmdclass={"build_py": BuildWithData},
+      data_files=[("share/man/man1", ["docs/man/horon-bundle.1"])])

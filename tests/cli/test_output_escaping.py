@@ -70,7 +70,8 @@ def test_every_command_prints_through_the_escaping_funnel() -> None:
                 if name == "print":
                     assert module.name == "cmd_codes.py", where  # the generated Markdown page
                 if name.endswith("stdout.write"):
-                    assert module.name in ("main.py", "cmd_docs.py", "cmd_profiles.py"), where
+                    assert module.name in ("main.py", "cmd_docs.py", "cmd_profiles.py",
+                                           "cmd_completion.py"), where
             if name in ("render.say", "say", "render.result", "result"):
                 assert node.args and _literal_markup(node.args[0]), \
                     f"{where}: the markup must be a literal; pass values as arguments"

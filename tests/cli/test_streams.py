@@ -118,6 +118,7 @@ def _rows(w: World) -> Iterator[Row]:
               "uninstalled", json=False)
     yield Row("codes", ("codes",), "publish.switch-value")
     yield Row("profiles", ("profiles",), "claude-code@")
+    yield Row("completion bash", ("completion", "bash"), "_shtab_horon_bundle", json=False)
     yield Row("docs topics", ("docs",), "getting-started", json=False)
     yield Row("docs page", ("docs", "getting-started"), "horon-bundle", json=False)
 

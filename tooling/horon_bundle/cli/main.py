@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "codes": ("cmd_codes", "list every refusal code"),
     "profiles": ("cmd_profiles", "list the shipped harness host profiles (--host NAME@VERSION)"),
     "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),
+    "completion": ("cmd_completion", "print a shell completion script (bash, zsh, tcsh)"),
 }
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (start-up)
