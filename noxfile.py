@@ -197,9 +197,13 @@ def dist(session: nox.Session) -> None:
     with tarfile.open(sdists[0]) as sdist:
         root = sdist.getnames()[0].split("/", 1)[0]
         in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    lacking = [f"wheel: {name}" for name in wanted if f"horon_bundle/{name}" not in in_wheel]
+    developer = {f"docs/{page}" for page in ("benchmarks.md", "development.md", "mutants.md")}
+    lacking = [f"wheel: {name}" for name in wanted
+               if f"horon_bundle/{name}" not in in_wheel and name not in developer]
     lacking += [f"sdist: {name}" for name in wanted if name not in in_sdist]
-    stray = [name for name in in_wheel | in_sdist
+    stray = [f"wheel: horon_bundle/{name} (a developer page)" for name in sorted(developer)
+             if f"horon_bundle/{name}" in in_wheel]
+    stray += [name for name in in_wheel | in_sdist
              if "/target/" in name or name.startswith(("templates/plugin/dist/",
                                                        "horon_bundle/templates/plugin/dist/"))]
     # the wheel's modules are the tree's, no more (an earlier build's leftovers): no fewer

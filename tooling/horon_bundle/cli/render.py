@@ -112,6 +112,18 @@ def result(markup: str, *values: object) -> None:
     _line(markup, values, stdout=not json_run)
 
 
+def page(markdown: str) -> None:
+    """A documentation page (our own shipped Markdown, not a value) on stdout: rendered by
+    rich for a terminal, the Markdown itself anywhere else or under NO_COLOR."""
+    if rich_output(stdout=True):
+        from rich.markdown import Markdown  # noqa: PLC0415 - only for a terminal
+
+        console(stdout=True).print(Markdown(markdown))
+        return
+    sys.stdout.write(markdown)
+    sys.stdout.flush()
+
+
 def decorated() -> bool:
     """Spinners and live progress: only on a terminal, and never under NO_COLOR."""
     return rich_output()
