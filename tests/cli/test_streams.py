@@ -30,7 +30,7 @@ from tests.schema_registry import BY_FORMAT, validate
 # said and the hint, an annotation, argparse's usage, `new`'s next steps
 DIAGNOSTIC = ("ERROR ", "WARNING ", "INTERNAL ERROR", "  hint:", "  │", "• ", "note:",
               "  note:", "warning:", "::", "usage:", "next:", "  cd ", "  git ",
-              "  horon-bundle ")
+              "  horon-bundle ", "  HORON_PUBLISH_ENABLED=", "  (horon-bundle docs ")
 
 
 @dataclass(frozen=True)
