@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -187,9 +188,10 @@ def host_profile(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def dist(session: nox.Session) -> None:
-    """Build our sdist and wheel; check them with twine and for the templates and docs; then
-    install the wheel into a fresh virtualenv outside the repository and run
-    `new` → `build` → `verify` → `inspect` there, as a plugin author would."""
+    """Build our sdist and wheel; check them with twine and for the templates, docs and the
+    manual page; then install the wheel into a fresh virtualenv outside the repository and
+    run `new` → `build` → `verify` → `inspect` there, as a plugin author would, and the
+    README's first-plugin block as written under a fresh HOME (no git identity)."""
     out = ROOT / "build" / "dist"
     shutil.rmtree(out, ignore_errors=True)
     session.install("build", "twine")
@@ -204,9 +206,13 @@ def dist(session: nox.Session) -> None:
     with tarfile.open(sdists[0]) as sdist:
         root = sdist.getnames()[0].split("/", 1)[0]
         in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    lacking = [f"wheel: {name}" for name in wanted if f"horon_bundle/{name}" not in in_wheel]
+    developer = {f"docs/{page}" for page in ("benchmarks.md", "development.md", "mutants.md")}
+    lacking = [f"wheel: {name}" for name in wanted
+               if f"horon_bundle/{name}" not in in_wheel and name not in developer]
     lacking += [f"sdist: {name}" for name in wanted if name not in in_sdist]
-    stray = [name for name in in_wheel | in_sdist
+    stray = [f"wheel: horon_bundle/{name} (a developer page)" for name in sorted(developer)
+             if f"horon_bundle/{name}" in in_wheel]
+    stray += [name for name in in_wheel | in_sdist
              if "/target/" in name or name.startswith(("templates/plugin/dist/",
                                                        "horon_bundle/templates/plugin/dist/"))]
     # the wheel's modules are the tree's, no more (an earlier build's leftovers): no fewer
@@ -215,6 +221,9 @@ def dist(session: nox.Session) -> None:
     shipped = {name for name in in_wheel if name.endswith(".py")
                and not name.startswith(("horon_bundle/templates/", "horon_bundle/docs/"))}
     stray += [f"wheel: {name} (not in the tree)" for name in sorted(shipped - modules)]
+    man = ".data/data/share/man/man1/horon-bundle.1"  # under horon_bundle-<version>
+    if not any(name.endswith(man) for name in in_wheel):
+        lacking.append(f"wheel: horon_bundle-*{man} (the manual page)")
     lacking += [f"wheel: {name}" for name in sorted(modules - shipped)]
     if lacking or stray:
         session.error("\n".join(["package contents are wrong:", *lacking, *stray]))
@@ -238,6 +247,41 @@ def dist(session: nox.Session) -> None:
             session.run(tool, "verify", f"{bundle}.zip", external=True)
             session.run(tool, "inspect", f"{bundle}.zip", external=True)
             session.run(tool, "docs", "getting-started", external=True, silent=True)
+            session.run(tool, "completion", "bash", external=True, silent=True)
+        page = venv / "share" / "man" / "man1" / "horon-bundle.1"
+        if not page.is_file() or not page.read_text().startswith(".TH HORON"):
+            session.error(f"the installed wheel has no manual page at {page}")
+        _run_readme_first_plugin(session, place, bindir)
+
+
+def _readme_first_plugin() -> str:
+    """The README's first-plugin commands (the run block after its heading), as written."""
+    text = (ROOT / "README.md").read_text().split("## Your first plugin", 1)[1]
+    return text.split("<!-- doc-test: run -->\n```sh\n", 1)[1].split("```", 1)[0]
+
+
+def _run_readme_first_plugin(session: nox.Session, place: Path, bindir: Path) -> None:
+    """The README's first-plugin block, as a newcomer runs it: the installed wheel first on
+    PATH, a fresh HOME (no git identity, no configuration; rustup's toolchains where they
+    are), in an empty directory; only the target triple is this machine's."""
+    home, work = place / "home", place / "readme"
+    home.mkdir()
+    work.mkdir()
+    real_home = Path.home()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GIT_", "HORON_", "CARGO_TARGET_DIR", "SOURCE_DATE_EPOCH"))
+           and k not in ("EMAIL", "NO_COLOR", "FORCE_COLOR", "GITHUB_ACTIONS")}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1",
+               PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+               RUSTUP_HOME=os.environ.get("RUSTUP_HOME", str(real_home / ".rustup")),
+               CARGO_HOME=os.environ.get("CARGO_HOME", str(real_home / ".cargo")))
+    script = _readme_first_plugin().replace("x86_64-unknown-linux-gnu", _host_target(session))
+    session.log("README: the first-plugin block, under a fresh HOME")
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=1200, check=False)
+    if done.returncode != 0:
+        session.error(f"the README's first-plugin block failed:\n{script}\n---\n"
+                      f"{done.stdout}\n{done.stderr}")
 
 
 def _host_target(session: nox.Session) -> str:

@@ -17,6 +17,9 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 # build output a checkout may hold inside templates/plugin; never shipped
 _SKIP = shutil.ignore_patterns("target", "dist", "__pycache__", "*.pyc", ".*.swp")
+# pages for people working on horon-bundle itself (horon_bundle.core.shipped.DEVELOPER_PAGES)
+DEVELOPER_PAGES = ("benchmarks.md", "development.md", "mutants.md")
+_SKIP_DOCS = shutil.ignore_patterns("__pycache__", ".*.swp", *DEVELOPER_PAGES)
 
 
 class BuildWithData(build_py):
@@ -30,7 +33,10 @@ class BuildWithData(build_py):
             source, target = ROOT / name, package / name
             if source.is_dir():  # building from a tree without them fails the check in nox
                 shutil.rmtree(target, ignore_errors=True)
-                shutil.copytree(source, target, ignore=_SKIP)
+                shutil.copytree(source, target, ignore=_SKIP_DOCS if name == "docs" else _SKIP)
 
 
-setup(cmdclass={"build_py": BuildWithData})
+# the manual page (generated from the parser: python -m tests.man_page) where man finds it
+# beside the installed command: <prefix>/share/man/man1 (a venv, pipx, --user, /usr/local)
+setup(cmdclass={"build_py": BuildWithData},
+      data_files=[("share/man/man1", ["docs/man/horon-bundle.1"])])

@@ -36,7 +36,8 @@ from pathlib import Path
 from horon_bundle.assets.sbom import build_sbom
 import horon_bundle.assets.sbom_cyclonedx  # before the clock: its import is the fixed overhead
 from horon_bundle.assets.sbom_subject import SbomSubject
-from horon_bundle.model.provenance import parse_provenance, statement
+from horon_bundle.model.provenance import parse_provenance
+from horon_bundle.model.provenance_statement import statement
 from horon_bundle.core.strictjson import canonical_value_bytes
 data = Path(sys.argv[1]).read_bytes()
 facts = parse_provenance(data).facts

@@ -44,6 +44,12 @@ class CliResult:
                 found.append(line.split()[1].rstrip(":"))
         return found
 
+    @property
+    def warnings(self) -> list[str]:
+        """Warning codes the CLI printed (`WARNING <code>: …` lines on stderr)."""
+        return [line.split()[1].rstrip(":") for line in self.stderr.splitlines()
+                if line.startswith("WARNING ")]
+
     def json(self) -> Any:
         return json.loads(self.stdout)
 

@@ -150,7 +150,7 @@ NAMES = (
          "refuses", "anthropic-tools", "harness.name-reserved", judged="marketplace"),
     Case("name-not-kebab", "Names and versions", "a name not in kebab-case (`GuardKit`)",
          plugin(name="GuardKit"), "warns", "warns", "not kebab-case",
-         "harness.manifest-unknown-field"),
+         "harness.name-style"),
     Case("name-space", "Names and versions", "a name with a space",
          plugin(name="guard kit"), "rejects", "refuses", "cannot contain spaces",
          "harness.manifest-value"),

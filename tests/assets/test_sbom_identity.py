@@ -19,7 +19,8 @@ from horon_bundle.assets.sbom_subject import SbomSubject
 from horon_bundle.assets.spdx_expression import spdx_expression
 from horon_bundle.model.crate_origin import crate_origin
 from horon_bundle.model.graph import Graph, GraphEdge, GraphPackage
-from horon_bundle.model.provenance import BuildFacts, statement
+from horon_bundle.model.provenance import BuildFacts
+from horon_bundle.model.provenance_statement import statement
 
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
 SPARSE_CRATES_IO = "sparse+https://index.crates.io/"

@@ -20,7 +20,7 @@ def test_clean_bundle_verifies_as_directory_and_archive(example_release: BuiltEx
     for path in (example_release.bundle, example_release.archive):
         result = cli("verify", path)
         assert result.status == 0, result.stderr
-        assert "verified" in result.stderr
+        assert "verified" in result.stdout
 
 
 def test_sha256sum_accepts_the_listing(example_release: BuiltExample) -> None:

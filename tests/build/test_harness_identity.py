@@ -125,7 +125,7 @@ def test_a_content_version_installs_fetches_and_publishes(tmp_path: Path) -> Non
     installed = cli("install", archive, "--home", home)
     assert installed.status == 0, installed.stderr
     listed = cli("list", "--catalogue", "--home", home)
-    assert listed.status == 0 and "hello-kit 0.0.0+sha." in listed.stderr
+    assert listed.status == 0 and "hello-kit 0.0.0+sha." in listed.stdout
     fetched = cli("fetch", f"{archive}.ref.json", "--into", tmp_path / "sandbox", "--home", home)
     assert fetched.status == 0, fetched.stderr
     assert (tmp_path / "sandbox" / "commands" / "hello.md").is_file()

@@ -107,7 +107,7 @@ def test_a_live_publisher_keeps_its_temp_files(tmp_path: Path, example_release: 
     _kill(live)
     after = cli("publish", dist, env=publish_env(url))
     assert after.status == 0, after.stderr
-    assert "already published" in after.stderr
+    assert "already published" in after.stdout
     assert list(temps.iterdir()) == []
 
 

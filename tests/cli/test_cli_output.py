@@ -116,14 +116,14 @@ def test_no_color_means_no_escape_codes(example_release: BuiltExample, tmp_path:
     NO_COLOR takes all of them away again."""
     archive = example_release.archive
     coloured = cli("verify", archive, env={"FORCE_COLOR": "1"})
-    assert coloured.status == 0 and ESCAPE in coloured.stderr
+    assert coloured.status == 0 and ESCAPE in coloured.stdout  # the report, on stdout
     plain = cli("verify", archive, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
-    assert plain.status == 0 and ESCAPE not in plain.stderr
-    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured.stderr) == plain.stderr
+    assert plain.status == 0 and ESCAPE not in plain.stdout + plain.stderr
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured.stdout) == plain.stdout
     built = cli("build", TEMPLATE, "--out", tmp_path / "out", "--target-dir", cargo_target_dir,
                 env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert built.status == 0, built.stderr
-    assert ESCAPE not in built.stderr  # no bold, no colour, no spinner frames
+    assert ESCAPE not in built.stderr + built.stdout  # no bold, no colour, no spinner frames
     refused = cli("verify", tmp_path / "nothing.zip", env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert refused.status == 1 and ESCAPE not in refused.stderr
 
@@ -188,7 +188,7 @@ def test_readme_sample_output_is_the_real_one(tmp_path: Path, cargo_target_dir: 
                  cargo_target_dir, cwd=tmp_path)
     assert result.status == 0, result.stderr
     shown = sample.strip("\n").splitlines()
-    real = result.stderr.strip("\n").splitlines()
+    real = (result.stderr + result.stdout).strip("\n").splitlines()  # progress, then results
     assert len(shown) == len(real), (shown, real)
     for want, got in zip(shown, real, strict=True):
         pattern = re.escape(want).replace("…", "[0-9a-f]{12}(?:[0-9a-f]{52})?")
@@ -230,14 +230,16 @@ def test_a_removed_current_directory_is_an_environment_refusal(tmp_path: Path) -
 
 
 def _say_literals() -> list[str]:
-    """Every markup literal `cli/` passes to `say` (the first argument of each call)."""
+    """Every markup literal `cli/` passes to `say` or `result` (the first argument of each
+    call)."""
     import ast  # noqa: PLC0415
 
     found: list[str] = []
     for source in sorted((REPO / "tooling" / "horon_bundle" / "cli").glob("*.py")):
         for node in ast.walk(ast.parse(source.read_text())):
             if (isinstance(node, ast.Call) and node.args
-                    and getattr(node.func, "id", getattr(node.func, "attr", "")) == "say"
+                    and getattr(node.func, "id", getattr(node.func, "attr", ""))
+                    in ("say", "result")
                     and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str)):
                 found.append(node.args[0].value)

@@ -72,21 +72,23 @@ def test_every_command_prints_through_the_escaping_funnel() -> None:
                 if name.endswith("stdout.write"):
                     # cmd_log.py: a verifier key and a checkpoint, kept from stdout by the user
                     assert module.name in ("main.py", "cmd_docs.py", "cmd_profiles.py",
-                                           "cmd_log.py"), where
-            if name in ("render.say", "say"):
+                                           "cmd_log.py", "cmd_completion.py"), where
+            if name in ("render.say", "say", "render.result", "result"):
                 assert node.args and _literal_markup(node.args[0]), \
                     f"{where}: the markup must be a literal; pass values as arguments"
 
 
 def _assert_unforged(result: CliResult) -> None:
+    """Neither stream (results on stdout, diagnostics on stderr) holds a forged line."""
     assert "Traceback" not in result.stderr
-    for line in result.stderr.splitlines():
+    both = result.stdout + result.stderr
+    for line in both.splitlines():
         assert not line.startswith(("ERROR fake", "::")), line
         assert not line.lstrip("\x1b[0123456789;mK").startswith("ERROR fake"), line
     for bad in ("\x1b", "\r", "\u2028", "\u2029", "\x85", "\x9b", "\u202e", "\u202c"):
-        assert bad not in result.stderr, repr(bad)
+        assert bad not in both, repr(bad)
     assert "fake.code" not in result.codes
-    assert "⚠" not in result.stderr  # :warning: stays text (no emoji codes)
+    assert "⚠" not in both  # :warning: stays text (no emoji codes)
 
 
 @pytest.mark.parametrize("forgery", FORGERIES)

@@ -289,7 +289,7 @@ def test_one_name_both_kinds_needs_kind(tmp_path: Path, example_release: BuiltEx
     assert_refused(hb("install", archive, "--host", "muse-code", home=home), "usage.invalid",
                    status=2)
     listed = hb("list", home=home)
-    assert "example 0.1.0  harness" in listed.stderr and f"example 0.1.0 {HOST}" in listed.stderr
+    assert "example 0.1.0  harness" in listed.stdout and f"example 0.1.0 {HOST}" in listed.stdout
 
 
 
@@ -335,7 +335,7 @@ def test_the_documented_harness_commands_run_as_shown(harness_zip: Path, tmp_pat
         result = cli(*command, cwd=tmp_path)
         assert result.status == 0, (command, result.stderr)
     assert (tmp_path / "sandbox" / "guard-kit" / "catalogue.json").is_file()
-    assert "skill release-notes" in cli(*commands[1], cwd=tmp_path).stderr
+    assert "skill release-notes" in cli(*commands[1], cwd=tmp_path).stdout
 
 
 @pytest.mark.process

@@ -66,7 +66,7 @@ def test_plugin_json_is_read_against_the_documented_fields() -> None:
     refusals, warnings = _manifest({"name": "Not Kebab"})
     assert _codes(refusals) == ["harness.manifest-value"]  # a space: no portable file name
     refusals, warnings = _manifest({"name": "NotKebab"})
-    assert not refusals and _codes(warnings) == ["harness.manifest-unknown-field"]
+    assert not refusals and _codes(warnings) == ["harness.name-style"]
 
 
 def test_plugin_json_duplicate_keys_are_refused() -> None:

@@ -121,7 +121,8 @@ import dataclasses  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 from horon_bundle.core.errors import Refused  # noqa: E402
-from horon_bundle.model.provenance import parse_provenance, statement  # noqa: E402
+from horon_bundle.model.provenance import parse_provenance  # noqa: E402
+from horon_bundle.model.provenance_statement import statement  # noqa: E402
 from tests.helpers import byproduct  # noqa: E402
 
 _SCHEMA = "provenance.schema"

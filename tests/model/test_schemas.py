@@ -475,3 +475,49 @@ def test_a_hostile_marketplace_is_refused_by_its_schema(hosted_marketplace: Doc,
     document = copy.deepcopy(hosted_marketplace)
     MARKETPLACE_HOSTILE[case](document)
     assert not _schema_ok(MARKETPLACE_SCHEMA, document)
+
+
+# --- the registry: every document has a schema, every schema a document ------------------
+def test_every_format_the_package_names_has_a_schema() -> None:
+    """A `horon.…vN` format written anywhere in the package is a document with a schema row
+    (tests/schema_registry.py), or named there as no document of its own."""
+    import re  # noqa: PLC0415
+
+    from tests.schema_registry import BY_FORMAT, NOT_DOCUMENTS  # noqa: PLC0415
+
+    named = set()
+    for source in (REPO / "tooling" / "horon_bundle").rglob("*.py"):
+        named |= set(re.findall(r"[\"'](horon\.[a-z0-9-]+\.v[0-9]+)[\"']", source.read_text()))
+    assert len(named) > 20
+    missing = named - set(BY_FORMAT) - set(NOT_DOCUMENTS)
+    assert not missing, f"documents without a schema row: {sorted(missing)}"
+
+
+def test_every_row_names_a_schema_and_every_schema_has_a_row() -> None:
+    from tests.schema_registry import BY_FORMAT, BY_KIND, BY_TYPE  # noqa: PLC0415
+
+    rows = {*BY_FORMAT.values(), *BY_KIND.values(), *BY_TYPE.values()}
+    files = {p.name for p in SCHEMAS.glob("*.schema.json")}
+    assert rows == files, (rows - files, files - rows)
+    readme = (SCHEMAS / "README.md").read_text()
+    assert not [name for name in files if f"({name})" not in readme]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SCHEMAS.glob("*.schema.json")))
+def test_no_schema_is_vacuous(name: str) -> None:
+    """Each refuses an empty object and, where it closes its top level, an unknown key."""
+    schema = json.loads((SCHEMAS / name).read_text())
+    assert not _schema_ok(name, {}), name
+    assert schema.get("title") and schema.get("$id", "").endswith(name)
+    if schema.get("additionalProperties") is False:
+        required = dict.fromkeys(schema.get("required", []))
+        assert not _schema_ok(name, {**required, "surely-unknown": 1}), name
+
+
+def test_a_document_without_a_schema_is_refused_by_the_registry() -> None:
+    from tests.schema_registry import validate  # noqa: PLC0415
+
+    with pytest.raises(AssertionError, match=r"no schema for horon\.made-up\.v1"):
+        validate({"format": "horon.made-up.v1"})
+    with pytest.raises(AssertionError, match="no registered schema"):
+        validate({"name": "x"})

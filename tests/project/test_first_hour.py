@@ -58,10 +58,10 @@ def test_new_then_build_with_no_arguments(authored: Path) -> None:
 def test_verify_doctor_inspect(authored: Path) -> None:
     verified = horon("verify", f"dist/{BUNDLE}.zip", cwd=authored)
     assert verified.status == 0, verified.stderr
-    assert verified.stderr.rstrip().endswith("verified")
+    assert verified.stdout.rstrip().endswith("verified")
     doctored = horon("doctor", f"dist/{BUNDLE}", cwd=authored)
     assert doctored.status == 0, doctored.stderr
-    assert "conformant" in doctored.stderr
+    assert "conformant" in doctored.stdout
     inspected = horon("inspect", f"dist/{BUNDLE}.zip", "--json", cwd=authored)
     assert inspected.status == 0, inspected.stderr
     document = inspected.json()
@@ -87,19 +87,19 @@ def test_publish_to_a_file_store_then_inspect(authored: Path, tmp_path: Path) ->
     gate = {"HORON_PUBLISH_ENABLED": "true", "HORON_PUBLISH_DESTINATION": store.as_uri()}
     skipped = horon("publish", cwd=authored)
     assert skipped.status == 0, skipped.stderr
-    assert "publish skipped" in skipped.stderr
+    assert "publish skipped" in skipped.stdout
     assert tree_snapshot(store) == {}
     published = horon("publish", cwd=authored / "src", env=gate)  # from a subdirectory too
     assert published.status == 0, published.stderr
-    assert f"published {NAME} 0.1.0 {HOST}" in published.stderr
+    assert f"published {NAME} 0.1.0 {HOST}" in published.stdout
     again = horon("publish", cwd=authored, env=gate)
-    assert again.status == 0 and "already published" in again.stderr
+    assert again.status == 0 and "already published" in again.stdout
     # what a consumer does: read the index entry, fetch the archive by its digest, inspect it
     fetched = _fetch(store, tmp_path / "fetched")
     assert fetched.read_bytes() == (authored / "dist" / f"{BUNDLE}.zip").read_bytes()
     inspected = horon("inspect", fetched, cwd=tmp_path)
     assert inspected.status == 0, inspected.stderr
-    assert f"{NAME} 0.1.0  {HOST}  release  verified" in inspected.stderr
+    assert f"{NAME} 0.1.0  {HOST}  release  verified" in inspected.stdout
 
 
 def _fetch(store: Path, into: Path) -> Path:

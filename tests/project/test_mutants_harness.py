@@ -55,7 +55,7 @@ def test_in_process_run_is_the_child_process_run(example_release: BuiltExample,
 def test_in_process_run_restores_environment_and_directory(tmp_path: Path) -> None:
     before_env, before_cwd = dict(os.environ), Path.cwd()
     result = in_process("codes", cwd=tmp_path, env={"HORON_TEST_MARKER": "1"})
-    assert result.status == 0 and "yank.reason" in result.stderr
+    assert result.status == 0 and "yank.reason" in result.stdout
     assert dict(os.environ) == before_env and Path.cwd() == before_cwd
 
 

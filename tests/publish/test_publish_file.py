@@ -202,7 +202,7 @@ def test_yank_marks_withdrawn_keeps_bytes_and_forbids_reuse(tmp_path: Path,
     again = cli("yank", "example", "0.1.0", "--target", HOST, "--reason", "twice",
                 env=publish_env(url))
     assert again.status == 0, again.stderr
-    assert "already yanked" in again.stderr
+    assert "already yanked" in again.stdout
 
     before = tree_snapshot(store)
     assert_refused(cli("publish", dist, env=publish_env(url)), "publish.yanked")

@@ -43,9 +43,13 @@ def test_closed_gate_skips_with_one_line_and_contacts_nothing(
     for command in commands:
         result = cli(*command, env=env)
         assert result.status == 0, result.stderr
-        assert result.stdout == ""
-        lines = result.stderr.splitlines()
+        lines = result.stdout.splitlines()  # the result: one line on stdout
         assert lines == [f"{command[0]} skipped: " + "; ".join(expected)], lines
+        set_wrong = variables.get(ENABLED) not in (None, "", "true")
+        assert ("publish.switch-value" in result.warnings) is set_wrong, result.stderr
+        assert "::warning" not in result.stderr  # annotations only under GitHub Actions
+        if not set_wrong:
+            assert result.stderr == ""
     as_json = cli("publish", dist, "--json", env=env)
     assert as_json.status == 0
     assert as_json.json()["skipped"] is True
@@ -58,7 +62,28 @@ def test_closed_gate_reads_no_release(tmp_path: Path) -> None:
     """Not even a missing or broken release directory is looked at."""
     result = cli("publish", tmp_path / "no-such-dir", env={ENABLED: "false"})
     assert result.status == 0
-    assert "publish skipped" in result.stderr
+    assert "publish skipped" in result.stdout
+
+
+@pytest.mark.parametrize("value", ["1", "yes", "True", "TRUE", "on", "false"])
+def test_a_switch_set_to_anything_but_true_warns(tmp_path: Path, value: str) -> None:
+    """A set-and-wrong switch still skips (exit 0) but is not the quiet line of an unset one:
+    a WARNING with its code and hint, and under GitHub Actions a warning annotation."""
+    env = {ENABLED: value, DESTINATION: (tmp_path / "store").as_uri()}
+    for command in (("publish", tmp_path / "dist"), ("yank", "example", "0.1.0", "--reason", "x")):
+        local = cli(*command, env=env)
+        assert local.status == 0
+        assert local.stdout.startswith(f"{command[0]} skipped: {ENABLED} is {value!r}")
+        assert local.warnings == ["publish.switch-value"], local.stderr
+        assert "hint: Set HORON_PUBLISH_ENABLED=true to publish" in local.stderr
+        assert "::warning" not in local.stderr
+        ci = cli(*command, env={**env, "GITHUB_ACTIONS": "true"})
+        annotations = [line for line in ci.stderr.splitlines() if line.startswith("::")]
+        assert len(annotations) == 1, ci.stderr
+        assert annotations[0].startswith("::warning title=publish.switch-value::")
+        assert ci.stdout == local.stdout
+    unset = cli("publish", tmp_path / "dist", env={ENABLED: "", "GITHUB_ACTIONS": "true"})
+    assert unset.warnings == [] and "::warning" not in unset.stderr
 
 
 @pytest.mark.parametrize(("value", "secret"), [

@@ -119,8 +119,8 @@ def test_dry_run_and_a_failing_bundle_upload_nothing(tmp_path: Path, registry: R
     good = make_dist(tmp_path / "good", releases.example, releases.clean)
     dry = cli("publish", good, "--dry-run", env=publish_env(registry.destination))
     assert dry.status == 0, dry.stderr
-    assert f"would publish example 0.1.0 {HOST}" in dry.stderr
-    assert "would publish clean" in dry.stderr
+    assert f"would publish example 0.1.0 {HOST}" in dry.stdout
+    assert "would publish clean" in dry.stdout
     assert not (good / "publish-receipt.json").exists()
 
     bad = make_dist(tmp_path / "bad", releases.example, releases.clean, releases.example_qa)
@@ -191,7 +191,7 @@ def test_yank_keeps_the_manifest_and_forbids_reuse(tmp_path: Path, registry: Reg
     assert yank["annotations"]["dev.horon.plugin.yank.reason"] == "clock drifts"
     assert _manifest(registry, "example", TAG)[1] == original
     assert "already yanked" in cli("yank", "example", "0.1.0", "--reason", "again",
-                                   env=env).stderr
+                                   env=env).stdout
     assert_refused(cli("publish", dist, env=env), "publish.yanked")
     assert_refused(cli("yank", "clean", "0.1.0", "--reason", "x", env=env),
                    "yank.not-published")

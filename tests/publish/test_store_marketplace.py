@@ -159,7 +159,7 @@ def test_a_yank_rewrites_the_marketplace(tmp_path: Path, example_release: BuiltE
     write_json(store / "harness" / "yanks" / "bare" / "0.3.0.json", {})
     yanked = cli("yank", "example", "0.1.0", "--reason", "withdrawn", env=_env(store))
     assert yanked.status == 0, yanked.stderr
-    assert "marketplace written team-tools (1 plugin)" in yanked.stderr
+    assert "marketplace written team-tools (1 plugin)" in yanked.stdout
     assert set(_listed(store)) == {"guard-kit"}
 
 

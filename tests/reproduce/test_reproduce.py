@@ -22,6 +22,7 @@ from tests.helpers import (
     edit_provenance,
     tree_snapshot,
 )
+from tests.schema_registry import validate
 
 pytestmark = pytest.mark.cargo
 
@@ -51,7 +52,10 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> Original:
 
 
 def _reproduce(path: Path, source: Path, *args: str | Path) -> CliResult:
-    return cli("reproduce", path, "--source", source, "--json", *args)
+    """`reproduce --json`, its report (or refusal) checked against its schema."""
+    result = cli("reproduce", path, "--source", source, "--json", *args)
+    validate(result.json())
+    return result
 
 
 @pytest.mark.slow

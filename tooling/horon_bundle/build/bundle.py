@@ -25,7 +25,8 @@ from horon_bundle.model.manifest import (
     Sidecar,
     bundle_name,
 )
-from horon_bundle.model.provenance import PROVENANCE_NAME, BuildFacts, statement
+from horon_bundle.model.provenance import PROVENANCE_NAME, BuildFacts
+from horon_bundle.model.provenance_statement import statement
 
 
 def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,

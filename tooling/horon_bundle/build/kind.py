@@ -33,6 +33,19 @@ def content_markers(root: Path) -> list[str]:
             *(f for f in CONTENT_FILES if (root / f).is_file())]
 
 
+# what only a harness plugin holds, though not enough to build one (no manifest, no content)
+HARNESS_SIGNS = (".claude-plugin/", ".muse-plugin/", ".mcp.json", ".lsp.json", "hooks/")
+
+
+def harness_signs(root: Path) -> list[str]:
+    """Signs that `root` was meant as a harness plugin: its manifest directory without
+    plugin.json, a server or hooks configuration (so a refusal speaks of plugin.json, not of
+    the native declaration)."""
+    return [sign for sign in HARNESS_SIGNS
+            if ((root / sign.rstrip("/")).is_dir() if sign.endswith("/")
+                else (root / sign).is_file())]
+
+
 def is_workspace_root(directory: Path) -> bool:
     return (directory / DECLARATION_NAME).is_file() or bool(harness_markers(directory))
 
@@ -57,4 +70,12 @@ def workspace_kind(root: Path, requested: str | None = None) -> BundleKind:
     if native and harness:
         raise Refused.one(codes.HARNESS_KIND_AMBIGUOUS,
                           f"{root}: holds {DECLARATION_NAME} and {', '.join(harness)}")
+    if not native and not harness and (signs := harness_signs(root)):
+        raise Refused.one(codes.HARNESS_MANIFEST_MISSING,
+                          f"{root}: holds {', '.join(signs)} but no .claude-plugin/plugin.json "
+                          "(nor skills/, commands/, agents/ or hooks/hooks.json), so it is no "
+                          "harness plugin yet",
+                          "Add .claude-plugin/plugin.json with the plugin's name, or one of its "
+                          "component directories (`horon-bundle docs harness`); a native "
+                          f"plugin holds {DECLARATION_NAME} instead.")
     return BundleKind.HARNESS if harness else BundleKind.NATIVE

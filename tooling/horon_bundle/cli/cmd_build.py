@@ -24,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "record), gate it, assemble and verify the bundle, write its archive."
     )
     parser.add_argument("workspace", nargs="?", type=named_path, default=None,
+                        metavar="WORKSPACE",
                         help="plugin workspace holding horon-release.toml, or a harness plugin "
                              "or marketplace (.claude-plugin/, .muse-plugin/) (default: the one "
                              "holding the current directory, found like cargo finds "
@@ -35,30 +36,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="harness: every warning is a refusal")
     plugins = parser.add_mutually_exclusive_group()
-    plugins.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to build")
+    plugins.add_argument("--plugin", dest="plugin_id", metavar="ID", help="[[plugin]] id to build")
     plugins.add_argument("--all-plugins", action="store_true",
                          help="every declared [[plugin]], in one run (docs/declaration.md)")
     targets = parser.add_mutually_exclusive_group()
-    targets.add_argument("--target", action="append", default=[],
+    targets.add_argument("--target", action="append", default=[], metavar="TRIPLE",
                          help="declared target triple (repeatable; default: the host's)")
     targets.add_argument("--all-targets", action="store_true", help="every declared target")
     parser.add_argument("--channel", choices=("release", "qa"), default="release",
-                        help="release (the declared features) or qa (plus qa-features)")
-    parser.add_argument("--out", type=named_path, default=None,
+                        help="release (the declared features) or qa (plus qa-features); default "
+                             "release")
+    parser.add_argument("--out", type=named_path, default=None, metavar="DIR",
                         help="output directory, anywhere (default: WORKSPACE/dist)")
-    parser.add_argument("--target-dir", type=named_path,
+    parser.add_argument("--target-dir", type=named_path, metavar="DIR",
                         help="cargo target directory (default: cargo's own, WORKSPACE/target "
                              "unless CARGO_TARGET_DIR or .cargo/config.toml say otherwise)")
-    parser.add_argument("--prebuilt", type=named_path, help="a library built elsewhere")
-    parser.add_argument("--record", type=named_path,
+    parser.add_argument("--prebuilt", type=named_path, metavar="LIBRARY",
+                        help="a library built elsewhere")
+    parser.add_argument("--record", type=named_path, metavar="REC",
                         help="the artifact record `horon-bundle compile` wrote for --prebuilt")
-    parser.add_argument("--builder-id", help="builder identity recorded in provenance")
+    parser.add_argument("--builder-id", metavar="URI",
+                        help="builder identity recorded in provenance (default: $HORON_BUILDER_ID, "
+                             "else the GitHub Actions workflow, else "
+                             "urn:horon-bundle:builder:local)")
     parser.add_argument("--require-signed-record", action="store_true",
                         help="refuse --record unless REC.sigstore.json verifies (offline) as "
                              "signed by the signer named below")
     add_signer_arguments(parser, what="the artifact record")
-    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0,
-                        help="seconds the child-process handshake may take")
+    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0, metavar="S",
+                        help="seconds the child-process handshake may take (default 20)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
     parser.set_defaults(run=run)
 
@@ -91,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
         if result.qa_providers:
             reporter.note(f"qa bundle with {plural(len(result.qa_providers), 'QA provider')}: "
                           + "; ".join(result.qa_providers))
-        render.say("[bold green]bundle[/]  {}  (verified)", shown_path(result.bundle))
-        render.say("[bold green]archive[/] {}", shown_path(result.archive))
-        render.say("        sha256 {}", result.archive_sha256)
+        render.result("[bold green]bundle[/]  {}  (verified)", shown_path(result.bundle))
+        render.result("[bold green]archive[/] {}", shown_path(result.archive))
+        render.result("        sha256 {}", result.archive_sha256)
     if results and results[0].statement is not None:
-        render.say("[bold green]statement[/] {}  ({})", shown_path(results[0].statement),
-                   plural(len(results), "archive"))
+        render.result("[bold green]statement[/] {}  ({})", shown_path(results[0].statement),
+                      plural(len(results), "archive"))
     github.summary("horon-bundle build", github.table(
         ["bundle", "channel", "features", "archive sha256"],
         [[f"{r.manifest.id} {r.manifest.version} {r.manifest.target}", r.manifest.channel,

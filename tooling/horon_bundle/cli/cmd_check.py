@@ -76,14 +76,14 @@ def run(args: argparse.Namespace) -> int:
         try:
             results.append(_check_one(args, home))
         except Refused as exc:
-            render.say("[bold red]FAILED[/] {}{}", name, f" {version}" if version else "")
+            render.result("[bold red]FAILED[/] {}{}", name, f" {version}" if version else "")
             render.findings(exc.findings)
             failed += exc.findings
             results.append({"name": name, "version": version,
                             **render.refusal_document(exc.findings, exc.exit_status)})
     status = exit_status_for(failed)
     passed = len([r for r in results if r["ok"]])
-    render.say("{} of {} verified as installed", passed, len(pairs))
+    render.result("{} of {} verified as installed", passed, len(pairs))
     if args.json:
         render.print_json({"format": CHECKS_FORMAT, "ok": not failed, "exit_status": status,
                            "checks": results})
@@ -107,11 +107,11 @@ def _everything(args: argparse.Namespace) -> list[tuple[str, str | None]]:
 def _check_one(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     if names_harness(home, args):
         checked = check_harness(home, args.plugin_id, version=args.version)
-        render.say("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
+        render.result("[bold green]ok[/] {} {} (harness, sha256 {}) verifies as installed",
                    checked.name, checked.version, checked.record.sha256)
         return checked.to_json()
     result = check(home, args.plugin_id, target=target_from_args(args), version=args.version)
     state = "enabled" if result.enabled else "not enabled"
-    render.say("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,
+    render.result("[bold green]ok[/] {} {} {} ({}) verifies as installed", result.plugin_id,
                result.version, result.target, state)
     return result.to_json()

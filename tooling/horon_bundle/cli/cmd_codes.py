@@ -89,5 +89,5 @@ def run(args: argparse.Namespace) -> int:
             for c in registered_codes()]})
     else:
         for code in registered_codes():
-            render.say("[bold]{}[/] ({}) {}", code.name, code.exit_status, code.summary)
+            render.result("[bold]{}[/] ({}) {}", code.name, code.exit_status, code.summary)
     return EXIT_OK

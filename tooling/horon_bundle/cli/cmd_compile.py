@@ -18,19 +18,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "binding it, for `build --prebuilt LIB --record REC` elsewhere."
     )
     parser.add_argument("workspace", nargs="?", type=named_path, default=None,
+                        metavar="WORKSPACE",
                         help="plugin workspace holding horon-release.toml (default: the one "
                              "holding the current directory)")
-    parser.add_argument("--plugin", dest="plugin_id", help="[[plugin]] id to compile")
-    parser.add_argument("--target", action="append", default=[],
+    parser.add_argument("--plugin", dest="plugin_id", metavar="ID", help="[[plugin]] id to compile")
+    parser.add_argument("--target", action="append", default=[], metavar="TRIPLE",
                         help="declared target triple (repeatable; default: the host's)")
     parser.add_argument("--channel", choices=("release", "qa"), default="release",
-                        help="release (the declared features) or qa (plus qa-features)")
-    parser.add_argument("--out", type=named_path, default=None,
+                        help="release (the declared features) or qa (plus qa-features); default "
+                             "release")
+    parser.add_argument("--out", type=named_path, default=None, metavar="DIR",
                         help="output directory, anywhere (default: WORKSPACE/dist)")
-    parser.add_argument("--target-dir", type=named_path,
+    parser.add_argument("--target-dir", type=named_path, metavar="DIR",
                         help="cargo target directory (default: cargo's own)")
-    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0,
-                        help="seconds the child-process handshake may take")
+    parser.add_argument("--probe-timeout", type=positive_seconds, default=20.0, metavar="S",
+                        help="seconds the child-process handshake may take (default 20)")
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
     parser.set_defaults(run=run)
 
@@ -45,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         reporter.close()
     for output in outputs:
-        render.say("[bold green]library[/] {}", shown_path(output.library))
-        render.say("[bold green]record[/]  {}", shown_path(output.record))
+        render.result("[bold green]library[/] {}", shown_path(output.library))
+        render.result("[bold green]record[/]  {}", shown_path(output.record))
     if args.json:
         render.print_json({"format": "horon.compile-result.v1", "ok": True, "compiled": [
             {"library": str(o.library), "record": str(o.record), "sha256": o.sha256,

@@ -31,8 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "agent home (an id naming no existing path, or with --installed)")
     parser.add_argument("--installed", action="store_true",
                         help="read PATH|ID as an installed id even if a path of that name exists")
-    parser.add_argument("--version", dest="installed_version", metavar="VERSION",
-                        help="with an id: this installed version (default: the enabled one)")
+    parser.add_argument("--installed-version", "--version", dest="installed_version",
+                        metavar="VERSION", action=DeprecatedSpelling,
+                        help="with an id: this installed version (default: the enabled one, or "
+                             "the only one installed when none is enabled; --version is the "
+                             "old, deprecated spelling)")
     add_home_arguments(parser, target="with an id: the installed target (default: this host's)")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds the child may run (default {DEFAULT_TIMEOUT:g})")
@@ -42,16 +45,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
+class DeprecatedSpelling(argparse.Action):
+    """`--installed-version`, still accepted as `--version` (which reads as the global
+    `horon-bundle --version`) with a note that the spelling is deprecated."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if option_string == "--version":
+            render.say("[yellow]note:[/] {}", "doctor --version is deprecated: use "
+                       "--installed-version (the same meaning)")
+        setattr(namespace, self.dest, values)
+
+
 def _value(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def show(report: DoctorReport) -> None:
-    render.say("[bold]{}[/]", report.path)
+    render.result("[bold]{}[/]", report.path)
     if report.bundle:
         bundle = report.bundle
-        render.say("  {} {} {} on host {}", bundle["id"], bundle["version"], bundle["target"],
+        render.result("  {} {} {} on host {}", bundle["id"], bundle["version"], bundle["target"],
                    report.host or "?")
     for check in report.checks:
         mark = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]"}.get(check.status, "[red]FAIL[/]")
@@ -62,14 +77,14 @@ def show(report: DoctorReport) -> None:
         else:
             detail = f"expected {_value(check.expected)}, got {_value(check.got)}"
         if check.note and check.status == PASS:
-            render.say("  " + mark + " {} {} [dim]({})[/]", f"{check.name:<24}", detail,
+            render.result("  " + mark + " {} {} [dim]({})[/]", f"{check.name:<24}", detail,
                        check.note)
         else:
-            render.say("  " + mark + " {} {}", f"{check.name:<24}", detail)
+            render.result("  " + mark + " {} {}", f"{check.name:<24}", detail)
     for note in report.notes:
         render.say("  [yellow]note:[/] {}", note)
     render.findings(report.findings, subject=report.path)
-    render.say("  [bold green]conformant[/]" if report.ok else "  [bold red]refused[/]")
+    render.result("  [bold green]conformant[/]" if report.ok else "  [bold red]refused[/]")
     github.summary("horon-bundle doctor", github.table(
         ["bundle", "check", "result"],
         [[report.path, c.name, c.status] for c in report.checks]))
@@ -86,9 +101,12 @@ def _bundle_path(args: argparse.Namespace) -> Path:
     from horon_bundle.install.survey import check as check_installed  # noqa: PLC0415 - ids only
 
     checked = check_installed(home, args.path, target=target_from_args(args),
-                              version=args.installed_version)
-    render.say("installed {} {} {} verifies: {}", checked.plugin_id, checked.version,
-               checked.target, checked.path)
+                              version=args.installed_version, sole_installed=True)
+    render.result("installed {} {} {} verifies: {}", checked.plugin_id, checked.version,
+                  checked.target, checked.path)
+    if checked.chosen == "only-installed":
+        render.say("[yellow]note:[/] {}", f"no version of {checked.plugin_id} is enabled for "
+                   f"{checked.target}: checking {checked.version}, the only one installed")
     return checked.path
 
 

@@ -27,7 +27,7 @@ def show(change: Change) -> None:
     what = " ".join(filter(None, (change.plugin_id, change.version)))
     where = ", ".join(change.targets) or ("harness" if change.kind == BundleKind.HARNESS
                                           else "any target")
-    render.say("[bold green]{}[/] {} ({})" + ("" if change.wrote else "; nothing written"),
+    render.result("[bold green]{}[/] {} ({})" + ("" if change.wrote else "; nothing written"),
                change.status.replace("-", " "), what, where)
     for note in change.notes:
         render.say("[yellow]note:[/] {}", note)

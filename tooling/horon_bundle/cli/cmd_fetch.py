@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
                              strict=args.strict)
     result = fetch(FetchRequest(ref=args.ref, into=args.into, zip_path=args.zip, home=home,
                                 harness=harness))
-    render.say("[bold green]fetched[/] {} {} (sha256 {}) into {}", result.name, result.version,
+    render.result("[bold green]fetched[/] {} {} (sha256 {}) into {}", result.name, result.version,
                result.sha256, result.into)
-    render.say("        {} files, from {} ({})", result.files, result.zip, result.found)
+    render.result("        {} files, from {} ({})", result.files, result.zip, result.found)
     if args.json:
         render.print_json(result.to_json())
     return EXIT_OK

@@ -30,12 +30,12 @@ def _tree(node: dict[str, Any], prefix: str, last: bool, top: bool) -> None:
         k != "normal" for k in node["kinds"]) else ""
     label = f"{node['name']} {node['version']}{features}{kinds}"
     if node["seen"]:
-        render.say("  {}{} [dim](*)[/]", prefix + branch, label)
+        render.result("  {}{} [dim](*)[/]", prefix + branch, label)
     elif node["qa"]:
-        render.say("  {}[bold red]{}[/]  [red]QA provider: {}[/]", prefix + branch, label,
+        render.result("  {}[bold red]{}[/]  [red]QA provider: {}[/]", prefix + branch, label,
                    "; ".join(node["qa"]))
     else:
-        render.say("  {}{}", prefix + branch, label)
+        render.result("  {}{}", prefix + branch, label)
     below = prefix + ("" if top else ("    " if last else "│   "))
     for index, child in enumerate(node["children"]):
         _tree(child, below, index == len(node["children"]) - 1, False)
@@ -45,55 +45,55 @@ def show(document: dict[str, Any]) -> None:
     bundle, provenance = document["bundle"], document["provenance"]
     verdict = "[bold green]verified[/]" if document["ok"] else "[bold red]refused[/]"
     if bundle is None:
-        render.say("[bold]{}[/]  " + verdict, document["path"])
+        render.result("[bold]{}[/]  " + verdict, document["path"])
     else:
-        render.say("[bold]{} {}[/]  {}  {}  " + verdict, bundle["id"], bundle["version"],
+        render.result("[bold]{} {}[/]  {}  {}  " + verdict, bundle["id"], bundle["version"],
                    bundle["target"], bundle["channel"])
-        render.say("  name        {}", bundle["name"])
-        render.say("  profile     {}   ABI {}.{}   wire {}", bundle["profile"],
+        render.result("  name        {}", bundle["name"])
+        render.result("  profile     {}   ABI {}.{}   wire {}", bundle["profile"],
                    bundle["abi"]["major"], bundle["abi"]["minor"], bundle["wire_schema"])
-        render.say("  features    {}", ", ".join(bundle["features"]) or "(none)")
-        render.say("  library     {}  {} bytes  sha256 {}", bundle["library"]["path"],
+        render.result("  features    {}", ", ".join(bundle["features"]) or "(none)")
+        render.result("  library     {}  {} bytes  sha256 {}", bundle["library"]["path"],
                    bundle["library"]["size"], bundle["library"]["sha256"])
-        render.say("  license     {} ({})", bundle["license"]["spdx"], bundle["license"]["path"])
+        render.result("  license     {} ({})", bundle["license"]["spdx"], bundle["license"]["path"])
     if provenance is not None:
-        render.say("  evidence    {}", provenance["evidence"])
+        render.result("  evidence    {}", provenance["evidence"])
         invocation = provenance["invocation"]
         if invocation is not None:
-            render.say("  invocation  {}  (exit {})", " ".join(invocation["argv"]),
+            render.result("  invocation  {}  (exit {})", " ".join(invocation["argv"]),
                        invocation["exit_status"])
             toolchain = invocation["toolchain"]
-            render.say("  toolchain   {}; {}", toolchain.get("cargo", "?"),
+            render.result("  toolchain   {}; {}", toolchain.get("cargo", "?"),
                        toolchain.get("rustc", "?"))
         if provenance["record_sha256"]:
-            render.say("  record      sha256 {}", provenance["record_sha256"])
+            render.result("  record      sha256 {}", provenance["record_sha256"])
         source = provenance["source"]
         state = (source["revision"] or "no git revision") + (
             " (dirty)" if source["dirty"] else "")
-        render.say("  source      {}", state)
-        render.say("  builder     {}", provenance["builder_id"])
+        render.result("  source      {}", state)
+        render.result("  builder     {}", provenance["builder_id"])
         advertised = provenance["advertised"]
         if advertised is not None:
-            render.say("  advertised  ABI {}.{}, {}, features {}  (from {})",
+            render.result("  advertised  ABI {}.{}, {}, features {}  (from {})",
                        advertised["abi_major"], advertised["abi_minor"],
                        advertised["wire_schema"], ", ".join(advertised["features"]) or "none",
                        ", ".join(advertised.get("observed_by", [])) or "?")
         graph = provenance["graph"]
         if graph is None:
-            render.say("  graph       [yellow]none recorded[/]")
+            render.result("  graph       [yellow]none recorded[/]")
         else:
             count = graph["packages"]
-            render.say("[bold]graph[/] ({} {}, {} QA provider{})", count,
+            render.result("[bold]graph[/] ({} {}, {} QA provider{})", count,
                        "package" if count == 1 else "packages", len(graph["qa_providers"]),
                        "" if len(graph["qa_providers"]) == 1 else "s")
             _tree(graph["tree"], "", True, True)
             if graph["cut"]:
-                render.say("  [dim]… the tree is cut here ({} packages in all)[/]", count)
+                render.result("  [dim]… the tree is cut here ({} packages in all)[/]", count)
     if document["files"]:
-        render.say("[bold]files[/]")
+        render.result("[bold]files[/]")
         width = max(len(f["path"]) for f in document["files"])
         for item in document["files"]:
-            render.say("  {}  {}  sha256 {}", item["path"].ljust(width),
+            render.result("  {}  {}  sha256 {}", item["path"].ljust(width),
                        str(item["size"]).rjust(10), item["sha256"])
 
 

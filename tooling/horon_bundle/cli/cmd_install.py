@@ -80,17 +80,17 @@ def run(args: argparse.Namespace) -> int:
         return _harness(result, json=args.json)
     words = f"{result.plugin_id} {result.version} {result.target}"
     if result.status == INSTALLED:
-        render.say("[bold green]installed[/] {}", words)
+        render.result("[bold green]installed[/] {}", words)
     else:
         detail = "same bytes; nothing written" if not result.wrote else "same bytes"
-        render.say("[bold green]already installed[/] {} ({})", words, detail)
-    render.say("        -> {}", result.home / result.location)
+        render.result("[bold green]already installed[/] {} ({})", words, detail)
+    render.result("        -> {}", result.home / result.location)
     for note in result.notes:
         render.say("[yellow]note:[/] {}", note)
     if result.enabled:
-        render.say("enabled for {}", result.target)
+        render.result("enabled for {}", result.target)
     else:
-        render.say("not enabled: horon-bundle enable {} {}", result.plugin_id, result.version)
+        render.result("not enabled: horon-bundle enable {} {}", result.plugin_id, result.version)
     if args.json:
         render.print_json(result.to_json())
     return EXIT_OK
@@ -100,11 +100,11 @@ def _harness(result: HarnessInstallResult, *, json: bool) -> int:
     render.warnings(result.warnings)
     words = f"{result.name} {result.version}"
     if result.status == HARNESS_INSTALLED:
-        render.say("[bold green]installed[/] {} (harness, sha256 {})", words, result.sha256)
+        render.result("[bold green]installed[/] {} (harness, sha256 {})", words, result.sha256)
     else:
         detail = "same bytes; nothing written" if not result.wrote else "same bytes"
-        render.say("[bold green]already installed[/] {} ({})", words, detail)
-    render.say("        -> {}", result.home / result.location)
+        render.result("[bold green]already installed[/] {} ({})", words, detail)
+    render.result("        -> {}", result.home / result.location)
     for note in result.notes:
         render.say("[yellow]note:[/] {}", note)
     if json:

@@ -27,10 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def show(result: Survey, *, details: bool = False, catalogue: bool = False) -> None:
     if not result.exists:
-        render.say("no agent home at {}: nothing installed", result.home)
+        render.result("no agent home at {}: nothing installed", result.home)
         return
     if not result.copies and not result.harness:
-        render.say("nothing installed in {}", result.home)
+        render.result("nothing installed in {}", result.home)
     for item in result.copies:
         markup = "{} {} {}  " + ("[bold green]enabled[/]" if item.enabled else "[dim]disabled[/]")
         values: list[object] = [item.plugin_id, item.version, item.target]
@@ -42,7 +42,7 @@ def show(result: Survey, *, details: bool = False, catalogue: bool = False) -> N
         if item.presence != INSTALLED:
             markup += " [yellow]({})[/]"
             values.append(item.presence)
-        render.say(markup, *values)
+        render.result(markup, *values)
     for bundle in result.harness:
         _harness_line(bundle, details=details)
         if catalogue and bundle.record is not None:
@@ -63,7 +63,7 @@ def _harness_line(bundle: HarnessStatus, *, details: bool) -> None:
     if bundle.presence != INSTALLED:
         markup += " [yellow]({})[/]"
         values.append(bundle.presence)
-    render.say(markup, *values)
+    render.result(markup, *values)
 
 
 def _catalogue(document: dict[str, Any]) -> None:
@@ -71,15 +71,15 @@ def _catalogue(document: dict[str, Any]) -> None:
         for entry in document.get(section, []):
             description = (entry.get("frontmatter") or {}).get("description")
             if isinstance(description, str):
-                render.say("    {} {}  [dim]{}[/]", label, entry.get("id"), description[:100])
+                render.result("    {} {}  [dim]{}[/]", label, entry.get("id"), description[:100])
             else:
-                render.say("    {} {}", label, entry.get("id"))
+                render.result("    {} {}", label, entry.get("id"))
     for hook in document.get("hooks", []):
         what = hook.get("command") or hook.get("url") or hook.get("prompt") or hook.get("tool")
-        render.say("    hook {} {} {}  [dim]{}[/]", hook.get("event"),
+        render.result("    hook {} {} {}  [dim]{}[/]", hook.get("event"),
                    hook.get("matcher") or "*", hook.get("type"), str(what)[:100])
     for server in document.get("mcp_servers", []):
-        render.say("    mcp-server {} ({})", server.get("name"), server.get("type"))
+        render.result("    mcp-server {} ({})", server.get("name"), server.get("type"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,8 +57,8 @@ def run_keygen(args: argparse.Namespace) -> int:
                            "witness": bool(args.witness)})
     else:
         sys.stdout.write(plain(verifier) + "\n")
-    render.say("signer key written to {} (mode 0600): keep it secret (docs/transparency-log.md)",
-               args.out)
+    render.say("note: signer key written to {} (mode 0600): keep it secret "
+               "(docs/transparency-log.md)", args.out)
     return EXIT_OK
 
 
@@ -90,6 +90,6 @@ def run_verify(args: argparse.Namespace) -> int:
     lines = checkpoint.text.decode().split("\n")[:-1]
     sys.stdout.write("".join(plain(line) + "\n" for line in lines))
     extended = "" if since is None else f", extending the {since.size} seen before"
-    render.say("[bold green]log verified[/]: {} leaves{}, each the store's entry; every "
+    render.result("[bold green]log verified[/]: {} leaves{}, each the store's entry; every "
                "entry of the store is in it", checkpoint.size, extended)
     return EXIT_OK

@@ -34,11 +34,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
+def next_steps(where: str, plugin_id: str, *, git: bool) -> list[str]:
+    """What to run next: the README's first-plugin steps, in its order (a test keeps them
+    equal), the commit working before git knows its user."""
+    bundle = f"dist/{plugin_id}-0.1.0-<target>"
+    return ["next:", f"  cd {where}",
+            *(['  git add -A && git -c user.name="Your Name" -c user.email="you@example.com" '
+               'commit -q -m "a new plugin"'] if git else []),
+            f"  horon-bundle build                      # writes {bundle}.zip",
+            f"  horon-bundle verify {bundle}.zip",
+            f"  horon-bundle doctor {bundle}",
+            "  HORON_PUBLISH_ENABLED=true HORON_PUBLISH_DESTINATION=file:///abs/store "
+            "horon-bundle publish",
+            f"  horon-bundle inspect {bundle}.zip",
+            "  (horon-bundle docs getting-started explains each step)"]
+
+
 def run(args: argparse.Namespace) -> int:
     result = new_workspace(NewRequest(name=args.name, directory=args.dir, license=args.license,
                                       git=args.git))
     where = shown_path(result.workspace)
-    render.say("[bold green]created[/] {}  (plugin {}, package {}, {}{})", where,
+    render.result("[bold green]created[/] {}  (plugin {}, package {}, {}{})", where,
                result.names.plugin_id, result.names.package, result.names.license,
                ", git repository" if result.git else "")
     if result.pin.kind == "commit":
@@ -48,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
         render.warning(f"the release workflow's horon-bundle is NOT pinned ({result.pin.reason}): "
                        f"{INSTALL_SCRIPT} stops every release job until you set it to install "
                        "by hashes or by a commit (horon-bundle docs publishing)")
-    render.say("next:")
-    render.say("  cd {}", where)
-    render.say("  horon-bundle build")
+    for line in next_steps(where, result.names.plugin_id, git=result.git):
+        render.say("{}", line)
     if args.json:
         render.print_json({"format": "horon.new-result.v1", "ok": True,
                            "workspace": str(result.workspace), "id": result.names.plugin_id,

@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="when DIST_DIR holds release statements, leave out (and name) "
                              "the archives none of them names instead of refusing them")
     parser.add_argument("--workspace", action="append", type=named_path, default=[],
+                        metavar="DIR",
                         help="also check this workspace's horon-release.toml (repeatable)")
     add_signer_arguments(parser, what="each archive (with --require-signature)")
     parser.set_defaults(run=run)
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     if not outcome.gate.open:
         line = outcome.gate.skip_line()
-        render.say("{}", line)
+        render.result("{}", line)
+        render.warnings(outcome.gate.warnings)
         github.summary("horon-bundle publish", [github.cell(line)])
         if args.json:
             render.print_json(skipped_receipt(line))
@@ -94,17 +96,17 @@ def run(args: argparse.Namespace) -> int:
     for bundle in outcome.receipt["bundles"]:
         status = bundle["status"]
         label = {WOULD_PUBLISH: "would publish"}.get(status, status.replace("-", " "))
-        render.say("[bold green]{}[/] {}  sha256 {}", label, _label(bundle),
+        render.result("[bold green]{}[/] {}  sha256 {}", label, _label(bundle),
                    bundle["archive"]["sha256"])
-        render.say("        -> {}", bundle["location"])
+        render.result("        -> {}", bundle["location"])
     if outcome.log is not None:
         say_log(outcome.log)
     if outcome.marketplace is not None:
         say_marketplace(outcome.marketplace)
     if outcome.receipt_path is not None:
-        render.say("receipt {}", shown_path(outcome.receipt_path))
+        render.result("receipt {}", shown_path(outcome.receipt_path))
     if args.dry_run:
-        render.say("dry run: nothing was uploaded")
+        render.result("dry run: nothing was uploaded")
     github.summary("horon-bundle publish", [
         f"destination `{github.cell(outcome.receipt.get('destination', ''))}`", "",
         *github.table(["bundle", "status", "archive sha256", "location"], [
@@ -117,20 +119,20 @@ def run(args: argparse.Namespace) -> int:
 
 def say_marketplace(marketplace: dict[str, Any]) -> None:
     """The line saying what a store's Claude Code marketplace became (publish and yank)."""
-    render.say("[bold green]marketplace {}[/] {} ({})  sha256 {}", marketplace["status"],
+    render.result("[bold green]marketplace {}[/] {} ({})  sha256 {}", marketplace["status"],
                marketplace["name"], plural(marketplace["plugins"], "plugin"),
                marketplace["sha256"])
-    render.say("        -> {}", marketplace["url"])
+    render.result("        -> {}", marketplace["url"])
 
 
 def say_log(log: dict[str, Any]) -> None:
     """The line saying what a store's transparency log became (publish and yank)."""
     if log["status"] == "not-kept":
-        render.say("[bold yellow]log not extended[/]: {}", log["reason"])
+        render.result("[bold yellow]log not extended[/]: {}", log["reason"])
         return
-    render.say("[bold green]log {}[/] {} new {}, {} in all", log["status"], len(log["added"]),
+    render.result("[bold green]log {}[/] {} new {}, {} in all", log["status"], len(log["added"]),
                "leaf" if len(log["added"]) == 1 else "leaves", log["size"])
-    render.say("        -> {}", log["checkpoint"])
+    render.result("        -> {}", log["checkpoint"])
 
 
 def _label(bundle: dict[str, Any]) -> str:

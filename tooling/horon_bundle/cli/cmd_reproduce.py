@@ -37,22 +37,22 @@ def run(args: argparse.Namespace) -> int:
     recorded, here = report.toolchain.get("recorded", {}), report.toolchain.get("here", {})
     for key, value in recorded.items():
         if here.get(key) == value:
-            render.say("  [green]=[/] {}: {}", key, value)
+            render.result("  [green]=[/] {}: {}", key, value)
         else:
-            render.say("  [red]≠[/] {}: {}  (here: {})", key, value, here.get(key, ""))
+            render.result("  [red]≠[/] {}: {}  (here: {})", key, value, here.get(key, ""))
     for item in report.files:
         if item.result == IDENTICAL:
-            render.say("  [green]same[/] {}", item.path)
+            render.result("  [green]same[/] {}", item.path)
         else:
-            render.say("  [red]{}[/] {}", item.result, item.path)
+            render.result("  [red]{}[/] {}", item.result, item.path)
     if report.archive is not None:
-        render.say("  [green]same[/] archive sha256 {}" if report.archive["identical"]
+        render.result("  [green]same[/] archive sha256 {}" if report.archive["identical"]
                    else "  [red]different[/] archive sha256 {}",
                    report.archive["rebuilt"]["sha256"])
     for note in report.notes:
         reporter.note(note)
     render.findings(report.findings, subject=str(args.path))
-    render.say("[bold green]identical[/]" if report.identical
+    render.result("[bold green]identical[/]" if report.identical
                else "[bold red]different[/]" if report.built else "[bold red]not rebuilt[/]")
     if args.json:
         render.print_json(report.to_json())

@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
         signer.close()
     for item in signed:
-        render.say("[bold green]signed[/] {}  ->  {}", item.path, item.signature.name)
+        render.result("[bold green]signed[/] {}  ->  {}", item.path, item.signature.name)
         if item.statement_signature is not None:
-            render.say("        provenance statement  ->  {}", item.statement_signature.name)
+            render.result("        provenance statement  ->  {}", item.statement_signature.name)
     if args.json:
         render.print_json({"format": "horon.sign-result.v1", "ok": True, "signed": [
             {"path": str(s.path), "kind": s.kind, "sha256": s.sha256,

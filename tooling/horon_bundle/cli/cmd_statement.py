@@ -35,7 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     merged = merge_statement_files(list(args.statements), args.out)
-    render.say("[bold green]release statement[/] {}  ({} from {})", shown_path(merged.path),
+    render.result("[bold green]release statement[/] {}  ({} from {})", shown_path(merged.path),
                plural(len(merged.subjects), "archive"), plural(len(merged.inputs), "statement"))
     if args.json:
         render.print_json({"format": MERGE_RESULT_FORMAT, "ok": True,

@@ -56,18 +56,18 @@ MARKS = {PASS: "[green]ok  [/]", SKIP: "[yellow]skip[/]", WARN: "[yellow]warn[/]
 
 
 def show(report: VerifyReport) -> None:
-    render.say("[bold]{}[/]", report.path)
+    render.result("[bold]{}[/]", report.path)
     for check in report.checks:
         mark = MARKS.get(check.status, "[red]FAIL[/]")
         if check.note:
-            render.say("  " + mark + " {} [dim]({})[/]", check.name, check.note)
+            render.result("  " + mark + " {} [dim]({})[/]", check.name, check.note)
         else:
-            render.say("  " + mark + " {}", check.name)
+            render.result("  " + mark + " {}", check.name)
     for text in report.notes:
         render.say("  [dim]note: {}[/]", text)
     render.findings(report.findings, subject=report.path)
     render.warnings(report.warnings, subject=report.path)
-    render.say("  [bold green]verified[/]" if report.ok else "  [bold red]refused[/]")
+    render.result("  [bold green]verified[/]" if report.ok else "  [bold red]refused[/]")
 
 
 def summary(reports: list[VerifyReport]) -> None:

@@ -18,8 +18,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("plugin_id", metavar="ID", help="the published plugin id")
     parser.add_argument("version", metavar="VERSION", help="the published version")
-    parser.add_argument("--target", help="one target (default: every published target)")
-    parser.add_argument("--reason", required=True, help="why the version is withdrawn")
+    parser.add_argument("--target", metavar="TRIPLE",
+                        help="one target (default: every published target)")
+    parser.add_argument("--reason", required=True, metavar="TEXT",
+                        help="why the version is withdrawn")
     parser.add_argument("--json", action="store_true", help="print the result on stdout")
     parser.set_defaults(run=run)
 
@@ -33,14 +35,15 @@ def run(args: argparse.Namespace) -> int:
         reporter.close()
     if not outcome.gate.open:
         line = outcome.gate.skip_line("yank")
-        render.say("{}", line)
+        render.result("{}", line)
+        render.warnings(outcome.gate.warnings)
         if args.json:
             render.print_json({"format": "horon.yank-result.v1", "ok": True, "skipped": True,
                                "reason": line, "yanked": []})
         return EXIT_OK
     for result in outcome.results:
         state = "already yanked" if result.already else "yanked"
-        render.say("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
+        render.result("[bold yellow]{}[/] {} {} {}  sha256 {}", state, result.plugin_id,
                    result.version, result.target, result.archive_sha256)
     if outcome.log is not None:
         say_log(outcome.log)

@@ -14,6 +14,7 @@ from horon_bundle.core.errors import EXIT_OK, Refused
 from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.harness.profile import resolve_profile
 
+HARNESS_BUILD_FORMAT = "horon.harness-build-result.v1"
 _NATIVE_ONLY = (("--plugin", "plugin_id"), ("--target", "target"),
                 ("--all-targets", "all_targets"), ("--target-dir", "target_dir"),
                 ("--prebuilt", "prebuilt"), ("--record", "record"),
@@ -40,14 +41,15 @@ def run(args: argparse.Namespace, workspace: Path) -> int:
         reporter.note(note)
     render.warnings(result.warnings, subject=str(workspace))
     for built in result.built:
-        render.say("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
-        render.say("        sha256 {}  ref {}", built.sha256, built.ref.name)
+        render.result("[bold green]harness zip[/] {}  (verified)", shown_path(built.zip))
+        render.result("        sha256 {}  ref {}", built.sha256, built.ref.name)
     if result.statement is not None:
-        render.say("[bold green]statement[/] {}", shown_path(result.statement))
+        render.result("[bold green]statement[/] {}", shown_path(result.statement))
     if result.index is not None:
-        render.say("[bold green]marketplace index[/] {}", shown_path(result.index))
+        render.result("[bold green]marketplace index[/] {}", shown_path(result.index))
     if args.json:
-        render.print_json({"ok": True, "kind": BundleKind.HARNESS, "bundles": [
+        render.print_json({"format": HARNESS_BUILD_FORMAT, "ok": True,
+                           "kind": BundleKind.HARNESS, "bundles": [
             {"name": b.name, "version": b.version, "zip": str(b.zip), "ref": str(b.ref),
              "sha256": b.sha256, "events": list(b.events)} for b in result.built],
             "skipped": list(result.skipped),

@@ -76,6 +76,6 @@ def remember(args: argparse.Namespace, proof: Any, home: Path | None) -> None:
 
 def say_proof(proof: Any) -> None:
     witnesses = f", cosigned by {', '.join(proof.cosigned_by)}" if proof.cosigned_by else ""
-    render.say("[bold green]in the log[/] {}: leaf {} of {}'s checkpoint of {} leaves{}",
+    render.result("[bold green]in the log[/] {}: leaf {} of {}'s checkpoint of {} leaves{}",
                proof.place, proof.index, proof.checkpoint.origin, proof.checkpoint.size,
                witnesses)

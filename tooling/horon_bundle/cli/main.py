@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "codes": ("cmd_codes", "list every refusal code"),
     "profiles": ("cmd_profiles", "list the shipped harness host profiles (--host NAME@VERSION)"),
     "docs": ("cmd_docs", "print a page of the documentation shipped with horon-bundle"),
+    "completion": ("cmd_completion", "print a shell completion script (bash, zsh, tcsh)"),
 }
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (start-up)
@@ -134,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = bool(getattr(args, "json", False))
     from horon_bundle.cli import render  # noqa: PLC0415 - after parsing: --help needs no rich
 
+    render.json_run = as_json
     try:
         status: int = args.run(args)
     except Refused as exc:

@@ -68,7 +68,9 @@ def parser(commands: dict[str, tuple[str, str]], prog: str,
     `cli.main`); only `chosen`'s module is imported to add its options (None: every one,
     "": none)."""
     top = Parser(prog=prog,
-                  description="Build, check, sign, publish and audit native plugin bundles.")
+                  description="Build, check, sign, publish, install and audit plugin "
+                              "bundles: native (a Rust library behind the horon ABI) and "
+                              "harness (Claude Code and Muse Code plugins and marketplaces).")
     top.add_argument("--version", action="version", version=f"{prog} {horon_bundle.__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                              parser_class=Parser)

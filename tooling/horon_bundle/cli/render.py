@@ -1,4 +1,10 @@
-"""Everything the CLI shows a human: refusals, progress, summaries. Always on stderr.
+"""Everything the CLI shows a human: results on stdout, refusals, progress and notes on stderr.
+
+Two streams (docs/output.md): `result(markup, *values)` writes a line of the command's result
+(a verdict, a list, a report) on stdout; `say(markup, *values)` writes progress, notes and
+the `ERROR code:` / `WARNING code:` lines with their hints on stderr. Under `--json`
+(`json_run`, set by `cli.main`) stdout carries the one document and nothing else: the result's
+human lines then go to stderr.
 
 One funnel: every value a command prints goes through `say(markup, *values)`, which escapes
 it (`escape`), so no path, id or message — however hostile — can start a line of its own,
@@ -28,11 +34,15 @@ from horon_bundle.core.errors import Finding
 
 # rich.markup's tag grammar: `[tag]`, `[/]`, `[link=…]`; an odd run of backslashes escapes it
 _TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
-_console: Any = None
+# stderr (False) or stdout (True) -> its rich console, made when first needed
+_consoles: dict[bool, Any] = {}
+# set by cli.main for each run: under --json, stdout holds the document and nothing else
+json_run = False
 
 
-def _terminal() -> bool:
-    """Whether rich would treat stderr as a terminal (TTY_COMPATIBLE, FORCE_COLOR, isatty)."""
+def _terminal(*, stdout: bool = False) -> bool:
+    """Whether rich would treat the stream as a terminal (TTY_COMPATIBLE, FORCE_COLOR,
+    isatty)."""
     compatible = os.environ.get("TTY_COMPATIBLE", "")
     if compatible in ("0", "1"):
         return compatible == "1"
@@ -40,26 +50,26 @@ def _terminal() -> bool:
     if forced is not None:
         return forced != ""
     try:
-        return sys.stderr.isatty()
+        return (sys.stdout if stdout else sys.stderr).isatty()
     except (AttributeError, ValueError):
         return False
 
 
-def console() -> Any:
-    """The rich console for stderr, made (and rich imported) on first use."""
-    global _console  # noqa: PLW0603 - one console per process, made only when needed
-    if _console is None:
+def console(*, stdout: bool = False) -> Any:
+    """The rich console for stderr (or stdout), made (and rich imported) on first use; it
+    writes to whatever sys.stderr (sys.stdout) is at the time."""
+    if stdout not in _consoles:
         from rich.console import Console  # noqa: PLC0415 - only for a terminal
 
-        _console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False,
-                           color_system="auto")
-    return _console
+        _consoles[stdout] = Console(stderr=not stdout, highlight=False, soft_wrap=True,
+                                    emoji=False, color_system="auto")
+    return _consoles[stdout]
 
 
-def rich_output() -> bool:
+def rich_output(*, stdout: bool = False) -> bool:
     """Colour and styles are shown: a terminal, and no NO_COLOR (no-color.org: present and
     not empty), read when asked, as every other setting is."""
-    return not os.environ.get("NO_COLOR") and _terminal()
+    return not os.environ.get("NO_COLOR") and _terminal(stdout=stdout)
 
 
 def strip_markup(markup: str) -> str:
@@ -79,15 +89,39 @@ def escape(text: str) -> str:
     return markup_escape(plain(text))
 
 
-def say(markup: str, *values: object) -> None:
-    """Print one line: `markup` is a literal of this module's callers (rich markup with `{}`
-    placeholders); every value is escaped before it is put in its place."""
-    if rich_output():
-        console().print(markup.format(*(escape(str(value)) for value in values)))
+def _line(markup: str, values: tuple[object, ...], *, stdout: bool) -> None:
+    if rich_output(stdout=stdout):
+        console(stdout=stdout).print(markup.format(*(escape(str(value)) for value in values)))
         return
     text = strip_markup(markup).format(*(plain(str(value)) for value in values))
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    stream = sys.stdout if stdout else sys.stderr
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def say(markup: str, *values: object) -> None:
+    """Print one line of progress or diagnostics on stderr: `markup` is a literal of this
+    module's callers (rich markup with `{}` placeholders); every value is escaped before it
+    is put in its place."""
+    _line(markup, values, stdout=False)
+
+
+def result(markup: str, *values: object) -> None:
+    """Print one line of the command's result (as `say`) on stdout; under --json on stderr,
+    so that stdout holds the document alone."""
+    _line(markup, values, stdout=not json_run)
+
+
+def page(markdown: str) -> None:
+    """A documentation page (our own shipped Markdown, not a value) on stdout: rendered by
+    rich for a terminal, the Markdown itself anywhere else or under NO_COLOR."""
+    if rich_output(stdout=True):
+        from rich.markdown import Markdown  # noqa: PLC0415 - only for a terminal
+
+        console(stdout=True).print(Markdown(markdown))
+        return
+    sys.stdout.write(markdown)
+    sys.stdout.flush()
 
 
 def decorated() -> bool:

@@ -16,8 +16,10 @@ from horon_bundle.verify.trust import PINNED, PRODUCTION, STAGING, TrustChoice, 
 def add_signer_arguments(parser: Any, *, what: str) -> None:
     group = parser.add_argument_group(
         "signature", f"who must have signed {what} (checked offline against a pinned root)")
-    group.add_argument("--identity", help="the certificate identity (SAN): an e-mail or URI")
-    group.add_argument("--issuer", help="the OIDC issuer URL that vouched for --identity")
+    group.add_argument("--identity", metavar="SAN",
+                       help="the certificate identity (SAN): an e-mail or URI")
+    group.add_argument("--issuer", metavar="URL",
+                       help="the OIDC issuer URL that vouched for --identity")
     group.add_argument("--github-repository", metavar="OWNER/REPO",
                        help="signed by a GitHub Actions workflow of this repository")
     group.add_argument("--github-workflow", metavar="PATH",

@@ -502,6 +502,11 @@ PUBLISH_MARKETPLACE = register(
     "name, two marketplaces in one store, several plugins and no marketplace index).",
     "Publish from a marketplace build (its index names the marketplace) or one plugin at a "
     "time, and rename what Claude Code reserves; one store serves one marketplace.")
+PUBLISH_SWITCH_VALUE = register(
+    "publish.switch-value", "A warning: HORON_PUBLISH_ENABLED is set, but not to exactly "
+    "`true` (e.g. 1, yes, True), so nothing is published and the run still succeeds.",
+    "Set HORON_PUBLISH_ENABLED=true to publish, or leave it empty or unset to skip publishing "
+    "without this warning.")
 YANK_NOT_PUBLISHED = register(
     "yank.not-published", "There is nothing published under the id, version (and target) named.",
     "Check the id and version; `yank` only withdraws what was published.")
@@ -850,8 +855,13 @@ HARNESS_MANIFEST_VALUE = register(
 HARNESS_MANIFEST_UNKNOWN_FIELD = register(
     "harness.manifest-unknown-field",
     "Warning: plugin.json has a top-level field the host does not know (the host strips it, "
-    "so whatever it was meant to do does not happen), or a name that is not kebab-case.",
+    "so whatever it was meant to do does not happen).",
     "Remove the field or correct its spelling; --strict refuses it.")
+HARNESS_NAME_STYLE = register(
+    "harness.name-style",
+    "Warning: the plugin's name is not kebab-case (lowercase letters, digits and hyphens, "
+    "such as `guard-kit`); the host accepts it and warns.",
+    "Rename the plugin in kebab-case (the message suggests one); --strict refuses it.")
 HARNESS_NAME_RESERVED = register(
     "harness.name-reserved",
     "The plugin's name is one Claude Code keeps for Anthropic's own plugins (claude, "

@@ -22,3 +22,21 @@ def shipped(name: str) -> Path | None:
         if root.is_dir():
             return root
     return None
+
+
+# pages for people working on horon-bundle itself: in the repository, never in the package
+# (setup.py leaves them out of the wheel; `horon-bundle docs` does not list them)
+DEVELOPER_PAGES = ("benchmarks", "development", "mutants")
+SCHEMAS_TOPIC = "schemas"  # docs/schemas/README.md: every JSON Schema and its document
+
+
+def doc_pages(root: Path) -> list[str]:
+    """The topics `horon-bundle docs` offers: the user pages, and `schemas`."""
+    pages = {p.stem for p in root.glob("*.md") if p.stem not in DEVELOPER_PAGES}
+    if (root / SCHEMAS_TOPIC / "README.md").is_file():
+        pages.add(SCHEMAS_TOPIC)
+    return sorted(pages)
+
+
+def doc_page(root: Path, topic: str) -> Path:
+    return root / SCHEMAS_TOPIC / "README.md" if topic == SCHEMAS_TOPIC else root / f"{topic}.md"

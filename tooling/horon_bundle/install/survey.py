@@ -222,6 +222,8 @@ class Checked:
     path: Path
     record: InstalledCopy
     enabled: bool
+    # why this version: "named", "enabled", or "only-installed" (none enabled, one installed)
+    chosen: str = "enabled"
 
     def to_json(self) -> dict[str, Any]:
         return {"format": CHECK_FORMAT, "ok": True, "id": self.plugin_id,
@@ -233,9 +235,11 @@ CHECK_FORMAT = "horon.install-check.v1"
 
 
 def check(home_path: Path, plugin_id: str, *, target: str, version: str | None = None,
-          ) -> Checked:
+          sole_installed: bool = False) -> Checked:
     """Re-verify the enabled (or the named) version of `plugin_id` for `target`: every file
-    against its plugin.json and SHA256SUMS, and the whole against state.json's record."""
+    against its plugin.json and SHA256SUMS, and the whole against state.json's record. With
+    `sole_installed`, a plugin with no version enabled and exactly one installed for the
+    target gets that one (`doctor ID` right after `install ID`)."""
     check_id(plugin_id)
     check_target(target)
     if version is not None:
@@ -245,12 +249,13 @@ def check(home_path: Path, plugin_id: str, *, target: str, version: str | None =
         raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                           f"{home_path}: no agent home here, so nothing is installed")
     try:
-        return _check(home, plugin_id, target, version)
+        return _check(home, plugin_id, target, version, sole_installed=sole_installed)
     finally:
         os.close(home.fd)
 
 
-def _check(home: Home, plugin_id: str, target: str, version: str | None) -> Checked:
+def _check(home: Home, plugin_id: str, target: str, version: str | None, *,
+           sole_installed: bool) -> Checked:
     state = read_state(home.fd)
     plugin = state.plugin(plugin_id)
     if plugin is None:
@@ -263,11 +268,21 @@ def _check(home: Home, plugin_id: str, target: str, version: str | None) -> Chec
         raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                           f"{plugin_id}: not installed in {home.path}")
     enabled = plugin.enabled.get(target)
+    chosen = "named" if version is not None else "enabled"
     if version is None:
-        if enabled is None:
+        installed = sorted(v for v, targets in plugin.installed.items() if target in targets)
+        if enabled is None and sole_installed and len(installed) == 1:
+            version, chosen = installed[0], "only-installed"
+        elif enabled is None:
+            several = sole_installed and len(installed) > 1
             raise Refused.one(codes.INSTALL_NOT_ENABLED,
-                              f"{plugin_id}: no version is enabled for {target}")
-        version = enabled
+                              f"{plugin_id}: no version is enabled for {target}"
+                              + (f" and {len(installed)} are installed "
+                                 f"({', '.join(installed)})" if several else ""),
+                              "Name one with --installed-version VERSION, or enable one first: "
+                              f"`horon-bundle enable {plugin_id} VERSION`." if several else "")
+        else:
+            version = enabled
     record = plugin.copy(version, target)
     parts = (plugin_id, version, target)
     where = "/".join((NATIVE_DIR, *parts))
@@ -287,4 +302,4 @@ def _check(home: Home, plugin_id: str, target: str, version: str | None) -> Chec
     if mismatch:
         raise Refused(mismatch)
     return Checked(plugin_id=plugin_id, version=version, target=target, path=copy.path,
-                   record=record, enabled=enabled == version)
+                   record=record, enabled=enabled == version, chosen=chosen)

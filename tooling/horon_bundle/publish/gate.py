@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from horon_bundle.core import codes
+from horon_bundle.core.errors import Finding
 from horon_bundle.core.fields import describe_value
 
 ENABLED_VARIABLE = "HORON_PUBLISH_ENABLED"
@@ -24,6 +26,8 @@ class Gate:
 
     destination: str | None
     problems: tuple[str, ...]
+    # a switch set to something other than exactly `true`: skipped, and said so loudly
+    warnings: tuple[Finding, ...] = ()
 
     @property
     def open(self) -> bool:
@@ -36,15 +40,19 @@ class Gate:
 
 def read_gate(environ: Mapping[str, str]) -> Gate:
     problems = []
+    warnings: list[Finding] = []
     enabled = environ.get(ENABLED_VARIABLE, "")
     if enabled == "":
         problems.append(f"{ENABLED_VARIABLE} is not set")
     elif enabled != ENABLED_VALUE:
-        problems.append(f"{ENABLED_VARIABLE} is {describe_value(enabled)}, not exactly "
-                        f"{ENABLED_VALUE!r}")
+        problem = (f"{ENABLED_VARIABLE} is {describe_value(enabled)}, not exactly "
+                   f"{ENABLED_VALUE!r}")
+        problems.append(problem)
+        warnings.append(Finding(codes.PUBLISH_SWITCH_VALUE,
+                                f"{problem}: nothing is published"))
     destination = environ.get(DESTINATION_VARIABLE, "")
     if destination == "":
         problems.append(f"{DESTINATION_VARIABLE} is not set")
     if problems:
-        return Gate(destination=None, problems=tuple(problems))
+        return Gate(destination=None, problems=tuple(problems), warnings=tuple(warnings))
     return Gate(destination=destination, problems=())

@@ -156,7 +156,7 @@ def command_reads(command: str, args: Sequence[str] | None, budget: Budget) -> R
 
 
 def _matters(code: str, profiles: Sequence[HostProfile]) -> str:
-    broken = [p.token for p in profiles if code in p.broken]
+    broken = list(dict.fromkeys(p.token for p in profiles if code in p.broken))  # each once
     where = WHO.get(code, "")
     if broken:
         where += f"; broken on {', '.join(broken)}" if where else f"broken on {', '.join(broken)}"

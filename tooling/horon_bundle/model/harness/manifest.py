@@ -150,5 +150,15 @@ def judge_name(name: str, *, source: str, host: str, refusals: Findings,
     elif host == "claude-code" and (reserved := plugin_name_problem(name)) is not None:
         refusals.add(codes.HARNESS_NAME_RESERVED, f"{source}: name {name!r} {reserved}")
     elif not KEBAB.fullmatch(name):
-        warnings.add(codes.HARNESS_MANIFEST_UNKNOWN_FIELD,
-                     f"{source}: name {name!r} is not kebab-case")
+        warnings.add(codes.HARNESS_NAME_STYLE,
+                     f"{source}: name {name!r} is not kebab-case (the host accepts it)",
+                     f"Rename it {kebab_case(name)!r}: lowercase letters, digits and hyphens; "
+                     "--strict refuses the name as it is.")
+
+
+def kebab_case(name: str) -> str:
+    """A kebab-case spelling of `name` to suggest: words split at case changes, `_`, `.`,
+    spaces; lowercased; joined by single hyphens."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name)
+    words = re.split(r"[^A-Za-z0-9]+", spaced)
+    return "-".join(word.lower() for word in words if word) or "plugin"

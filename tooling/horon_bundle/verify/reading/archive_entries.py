@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from horon_bundle.core import codes, paths
 from horon_bundle.core.errors import Findings
+from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.tree_policy import TreePolicy
 from horon_bundle.verify import limits
 
@@ -85,8 +86,16 @@ def judge_entries(entries: list[ArchiveEntry], archive_size: int, label: str,
                 findings.add(codes.ARCHIVE_DUPLICATE, f"{where}: appears twice")
             directories[bare] = entry
             continue
+        if mode and not stat.S_IFMT(mode):
+            findings.add(codes.LAYOUT_FILE_TYPE,
+                         f"{where}: mode {mode:o} has no file-type bits, so the entry is not "
+                         f"marked a regular file (expected {stat.S_IFREG | mode:o})")
+            continue
         if mode and not stat.S_ISREG(mode):
-            findings.add(codes.LAYOUT_FILE_TYPE, f"{where}: not a regular file (mode {mode:o})")
+            kind = file_kind(mode)
+            said = "" if kind == "not a regular file" else f"{kind}, "
+            findings.add(codes.LAYOUT_FILE_TYPE,
+                         f"{where}: {said}not a regular file (mode {mode:o})")
             continue
         if name in files:
             findings.add(codes.ARCHIVE_DUPLICATE, f"{where}: appears twice")
