@@ -361,7 +361,7 @@ def test_publish_without_a_statement_warns_and_a_missing_subject_is_refused(
     store.mkdir()
     result = cli("publish", dist, "--dry-run", env=publish_env(f"file://{store}"))
     assert result.status == 0, result.stderr
-    assert "WARNING publish.no-statement" in result.stderr + result.stdout
+    assert result.warnings == ["publish.no-statement"], result.stderr
     assert "no release statement (*.intoto.jsonl)" in result.stderr + result.stdout
     # a statement naming an archive that is not there
     shutil.copy2(moved / statements[0].name, dist / statements[0].name)
@@ -405,3 +405,18 @@ def test_publish_to_oci_attaches_the_statement_as_a_referrer(tmp_path: Path,
         statements = [r for r in found
                       if r.annotations[oci_layout.ROLE] == "release-statement"]
         assert [r.artifact_type for r in statements] == ["application/vnd.in-toto+jsonl"]
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ('{"_type": "https://in-toto.io/Statement/v0.1"}\n', "statement.invalid"),
+    ("", "statement.invalid"),
+    ("not json\n", "json.syntax"),
+])
+def test_a_file_that_is_no_release_statement_is_refused_by_merge(tmp_path: Path, text: str,
+                                                                  code: str) -> None:
+    given = tmp_path / "job.intoto.jsonl"
+    given.write_text(text)
+    out = tmp_path / "release.intoto.jsonl"
+    result = cli("statement", "merge", given, "--out", out)
+    assert_refused(result, code)
+    assert not out.exists()
