@@ -155,6 +155,6 @@ def test_the_bytes_installed_are_the_bytes_the_log_check_hashed(
     request = InstallRequest(source=source, home=home, expected_sha256="0" * 64)
     with pytest.raises(Refused) as caught:
         install(request, SilentReporter())
-    assert caught.value.codes() == ["log.not-included"]
-    assert "when its log entry was checked" in str(caught.value.findings[0].message)
+    assert caught.value.codes() == ["install.integrity"]
+    assert "when it was checked against its log entry" in str(caught.value.findings[0].message)
     assert not home.exists()

@@ -255,6 +255,14 @@ def test_a_release_is_signed_once_and_each_archive_verifies_against_it(
             assert result.status == 0, result.stderr
             checks = {c["check"]: c["result"] for c in result.json()["checks"]}
             assert checks["attestation.subject"] == "pass"
+    # install: exactly the bytes the signed statement names, nothing written otherwise
+    home = tmp_path / "home"
+    installed = cli("install", archives[0], "--home", home, "--attestation", signed.signature,
+                    *_signer_args(instance))
+    assert installed.status == 0, installed.stderr
+    assert f"subject {archives[0].name} of release.intoto.jsonl.sigstore.json" in \
+        installed.stderr
+    assert "installed" in installed.stdout
     # publish with a signer required: the one signed statement stands for every archive
     store = tmp_path / "store"
     store.mkdir()
@@ -270,6 +278,11 @@ def test_a_release_is_signed_once_and_each_archive_verifies_against_it(
     assert_refused(result, "attestation.not-subject")
     assert f"{outside.name}: sha256 {hash_file(outside).sha256} is not a subject" \
         in result.stderr
+    before = tree_snapshot(home)
+    result = cli("install", outside, "--home", home, "--attestation", release,
+                 *_signer_args(instance))
+    assert_refused(result, "attestation.not-subject")
+    assert tree_snapshot(home) == before
     # another signer required: refused with the signer's code, offline
     result = cli("verify", archives[0], "--attestation", release, "--trust-root", instance.root,
                  "--identity", "someone@example.com", "--issuer", SYNTHETIC_ISSUER)
@@ -285,6 +298,12 @@ def test_attestation_needs_a_signer_and_an_archive(tmp_path: Path,
                    status=2)
     assert_refused(cli("verify", dist, "--attestation", statement, *_signer_args(instance)),
                    "usage.invalid", status=2)
+    home = tmp_path / "home"
+    assert_refused(cli("install", archive, "--home", home, "--attestation", statement),
+                   "signature.options", status=2)
+    assert_refused(cli("install", dist, "--home", home, "--attestation", statement,
+                       *_signer_args(instance)), "usage.invalid", status=2)
+    assert not home.exists()
 
 
 def test_sign_refuses_a_statement_of_two_lines_or_with_an_archive_changed(

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.cli import render
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
 from horon_bundle.cli.log_args import add_log_arguments, log_requested, prove, remember, say_proof
 from horon_bundle.cli.signer_args import add_signer_arguments, identity_from_args, trust_from_args
-from horon_bundle.core.errors import EXIT_OK
+from horon_bundle.core import codes
+from horon_bundle.core.errors import EXIT_OK, Refused
+from horon_bundle.core.hashing import hash_file
 from horon_bundle.install.harness_installer import INSTALLED as HARNESS_INSTALLED
 from horon_bundle.install.harness_installer import HarnessInstallResult
 from horon_bundle.install.installer import INSTALLED, InstallRequest, install
+from horon_bundle.model.checks import PASS
 from horon_bundle.model.harness.profile import resolve_profile
 from horon_bundle.rules.policy import load_policy
 from horon_bundle.verify.audit import audit_options
 from horon_bundle.verify.harness.report import HarnessOptions
+
+if TYPE_CHECKING:
+    from horon_bundle.verify.signature import SignatureVerifier
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +59,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     harness.add_argument("--strict", action="store_true", help="every warning is a refusal")
     harness.add_argument("--zip", metavar="PATH", help="the zip a <zip>.ref.json names, when "
                                                        "it is not beside the ref")
+    parser.add_argument("--attestation", type=named_path, metavar="FILE",
+                        help="a signed release statement (its .sigstore.json, or the statement "
+                             "beside it) that must name the archive: signed by the signer "
+                             "--identity/--issuer or --github-repository name "
+                             "(docs/release-statement.md)")
     add_log_arguments(parser)
     parser.set_defaults(run=run)
 
@@ -64,10 +77,17 @@ def run(args: argparse.Namespace) -> int:
     harness = HarnessOptions(host=resolve_profile(args.host) if args.host else None,
                              strict=args.strict, zip_path=args.zip)
     proof = prove(args, args.path, home) if log_requested(args) else None
+    expected = proof.archive_sha256 if proof else None
+    if args.attestation is not None:
+        attested = _attested(args, options.verifier)
+        if expected is not None and attested != expected:
+            raise Refused.one(codes.INSTALL_INTEGRITY, f"{args.path}: sha256 {attested} "
+                                                       f"when attested, {expected} when logged")
+        expected = attested
     request = InstallRequest(source=args.path, home=home, create_parents=parents,
                              options=options, allow_qa=args.allow_qa, enable=args.enable,
                              lock_timeout=args.lock_timeout, harness=harness,
-                             expected_sha256=proof.archive_sha256 if proof else None)
+                             expected_sha256=expected)
     reporter = render.ConsoleReporter()
     try:
         result = install(request, reporter)
@@ -94,6 +114,27 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         render.print_json(result.to_json())
     return EXIT_OK
+
+
+def _attested(args: argparse.Namespace, verifier: SignatureVerifier | None) -> str:
+    """The archive's SHA-256, once a signed release statement proves it one of its subjects:
+    the install then admits exactly those bytes (`expected_sha256`)."""
+    from horon_bundle.verify.attestation import check_attestation  # noqa: PLC0415 - on use
+
+    if verifier is None:
+        raise Refused.one(codes.SIGNATURE_OPTIONS,
+                          "--attestation needs the expected signer: --identity and --issuer, "
+                          "or --github-repository (a statement signed by anyone proves nothing)")
+    path: Path = args.path
+    if not path.name.endswith(".zip") or not path.is_file() or path.is_symlink():
+        raise Refused.one(codes.USAGE_INVALID, f"--attestation: {path} is not an archive "
+                                               "(.zip) file")
+    sha256 = hash_file(path, what="archive", follow_symlinks=False).sha256
+    check = check_attestation(path.name, sha256, args.attestation, verifier)
+    if check.status != PASS:
+        raise Refused(check.findings)
+    render.say("• {}", check.note)
+    return sha256
 
 
 def _harness(result: HarnessInstallResult, *, json: bool) -> int:

@@ -42,10 +42,12 @@ def stat_key(path: Path) -> tuple[int, int, int, int, int]:
 
 
 def same_as_checked(path: Path, sha256: str | None, expected: str | None) -> None:
-    """The bytes admitted are the ones a check before the install hashed (`--log`)."""
+    """The bytes admitted are the ones a check before the install hashed (its log entry,
+    `--log`; its release statement, `--attestation`)."""
     if expected is not None and sha256 != expected:
-        raise Refused.one(codes.LOG_NOT_INCLUDED, f"{path}: sha256 {sha256} now, {expected} "
-                                                  "when its log entry was checked")
+        raise Refused.one(codes.INSTALL_INTEGRITY, f"{path}: sha256 {sha256} now, {expected} "
+                                                   "when it was checked against its log entry "
+                                                   "or statement")
 
 
 def admit(path: Path, options: AuditOptions, *, allow_qa: bool,
