@@ -389,3 +389,97 @@ def test_condense_lists_a_hundred_of_each_code_and_counts_the_rest() -> None:
     assert kept[-1].code == codes.HOOK_UNJUDGED and "… and 5 more hook.unjudged" in (
         kept[-1].message)
     assert len(kept) == MAX_LISTED + 2
+
+
+# Mutation testing (issue 19): each script pins one step of the Python reader, as
+# (names read, reads lint cannot name).
+PYTHON_FOLDS = [
+    ("import os\nos.environ[f'GH_{\"TOK\"}EN']", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ[f'GH_{x}']", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['xxGH_TOKENyy'[2:-2]]", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ['GH_TOKEN'[0] + 'H_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ['GH_TOKENxx'[:~1]]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_TOKENx'[:-True]]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_TOKENx'[:-n]]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_XOKEN'.replace('X', 'T')]", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ['GH_XOKEN'.replace('X', 'T', 1)]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_XOKEN'.replace(x, 'T')]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_XOKEN'.replace('X', t)]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['_'.join(['GH', x])]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['_'.join('ab')]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['gh_token'.upper()]", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ['gh_token'.upper(1)]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['GH_TOKEN'.splitlines()]", set(), {"os.environ[…]"}),
+    ("import os\nos.environ['a' * 3]", set(), {"os.environ[…]"}),
+    ("import os\nos.execl('/usr/bin/printenv', 'printenv', 'GH_TOKEN')", {"GH_TOKEN"}, set()),
+    ("import os\nos.popen('printenv GH_TOKEN', 'r')", {"GH_TOKEN"}, set()),
+    ("import os\ngetattr(os, 'environ')['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\nos.getenv()", set(), {"getenv"}),
+    ("import os\nhandlers[0](os.environ)", set(), set()),
+    ("import os\nos.system()", set(), set()),
+    ("import os\ngetattr(os)", set(), set()),
+    ("import os.path\nos.environ['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os.path as p\np.environ['GH_TOKEN']", set(), set()),  # p is os.path
+    ("import os\ne = os.environ\nx: int\ne['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\nx: int\ne = os.environ\ne['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\ne: dict = os.environ\ne['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\nobj.e = os.environ\nobj.e['GH_TOKEN']", set(), set()),
+    ("import os\nglobals()['getattr'](os, 'environ')['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\nos.environ.copy()['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    ("import os\ndict(os.environ)['GH_TOKEN']", {"GH_TOKEN"}, set()),
+    # aliases in the file's order, however long the chain
+    ("import os\na = os.environ\nb = a\nc = b\nd = c\ne = d\ne['GH_TOKEN']", {"GH_TOKEN"},
+     set()),
+    # what only looks like the environment
+    ("cfg['os'].environ['GH_TOKEN']", set(), set()),
+    ("import os\nenv = {'a': os.environ}\nenv['GH_TOKEN']", set(), set()),
+    ("env = {**cfg}\nenv['GH_TOKEN']", set(), set()),
+    ("d = cfg.copy()\nd['GH_TOKEN']", set(), set()),
+    ("import os\nconfig()['os'].environ['GH_TOKEN']", set(), set()),
+    ("vars(cfg)['environ']['GH_TOKEN']", set(), set()),
+    ("import os\nf(os, 'environ')['GH_TOKEN']", set(), set()),
+    ("getattr(cfg, 'environ')['GH_TOKEN']", set(), set()),
+    ("dict(cfg)['GH_TOKEN']", set(), set()),
+]
+
+
+@pytest.mark.parametrize(("script", "names", "computed"), PYTHON_FOLDS)
+def test_python_keys_fold_and_bind_exactly(script: str, names: set[str],
+                                           computed: set[str]) -> None:
+    reads = reads_of(script, "python", Budget())
+    assert (reads.names, reads.computed) == (names, computed)
+
+
+def test_python_dumps_are_no_computed_getattr() -> None:
+    reads = reads_of("import os, json\njson.dumps(os.environ, x)", "python", Budget())
+    assert (reads.dumps, reads.computed) == ({"dumps(os.environ)"}, set())
+
+
+def test_python_folds_strings_up_to_its_limits() -> None:
+    built = "import os\nos.environ['" + "a" * 1000 + "' + '" + "b" * 24 + "']"  # 1024
+    assert reads_of(built, "python", Budget()).names == {"a" * 1000 + "b" * 24}
+    over = "import os\nos.environ['" + "a" * 1000 + "' + '" + "b" * 25 + "']"
+    assert reads_of(over, "python", Budget()).computed == {"os.environ[…]"}
+    constant = "import os\nos.environ['" + "c" * 2000 + "']"  # a constant is never cut
+    assert reads_of(constant, "python", Budget()).names == {"c" * 2000}
+    strings = reads_of("x = '" + "d" * 32 + "' + '" + "e" * 32 + "'\ny = '" + "f" * 32
+                       + "' + '" + "g" * 33 + "'\nz = '" + "h" * 100 + "'\n", "python",
+                       Budget()).strings
+    assert "d" * 32 + "e" * 32 in strings  # built: kept up to 64 characters
+    assert "f" * 32 + "g" * 33 not in strings
+    assert "h" * 100 in strings  # a constant: kept whatever its length
+
+
+@pytest.mark.parametrize("call", [
+    "import os\nos.system({!r})",
+    "import subprocess\nsubprocess.run({!r}.split())",
+    "import subprocess, shlex\nsubprocess.run(shlex.split({!r}))",
+    "import subprocess\nsubprocess.run({words!r})",
+])
+def test_python_commands_are_read_as_deep_as_shell_nesting_goes(call: str) -> None:
+    def script(evals: int) -> str:
+        text = "eval " * evals + "printenv GH_TOKEN"
+        return call.format(text, words=text.split())
+
+    assert reads_of(script(3), "python", Budget()).names == {"GH_TOKEN"}
+    assert reads_of(script(4), "python", Budget()).names == set()  # MAX_NESTING deep
