@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model.harness import frontmatter as fm
-from horon_bundle.model.harness.hooks import hooks_from_file
+from horon_bundle.model.harness.hooks import count_hooks, hooks_from_file
 from horon_bundle.model.harness.manifest import parse_plugin_manifest
 from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
@@ -167,3 +167,85 @@ def test_any_command_line_is_judged_without_raising(command: str) -> None:
             assert reference.path in FILES or any(n.startswith(reference.path + "/")
                                                   for n in FILES)
         assert reference.path is None or not reference.path.startswith("/")
+
+
+def _hook_file(document: object) -> tuple[list[tuple[str, str]], list[tuple[str, str | None,
+                                                                          str, str]]]:
+    refusals = Findings()
+    hooks = hooks_from_file(document, source="h.json", refusals=refusals, warnings=Findings())
+    return ([(f.code.name, f.message) for f in refusals],
+            [(h.event, h.matcher, h.where, h.type) for h in hooks])
+
+
+SCHEMA = "harness.json-schema"
+
+
+@pytest.mark.parametrize(("document", "refused", "kept"), [
+    ([1, 2], [(SCHEMA, 'h.json: expected {"hooks": {<event>: [...]}}, got an array')], []),
+    ({"hooks": 3}, [(SCHEMA, 'h.json: expected {"hooks": {<event>: [...]}}, got no hooks '
+                             'object')], []),
+    ({"description": 5, "hooks": {}}, [(SCHEMA, "h.json: description: expected a string")],
+     []),
+    ({"hooks": {"Stop": [7, {"matcher": 3, "hooks": [{"type": "command", "command": "a"}]},
+                         {"hooks": "x"}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0]: expected {matcher, hooks}, got 7"),
+      (SCHEMA, "h.json: hooks.Stop[1].matcher: expected a string, got 3"),
+      (SCHEMA, "h.json: hooks.Stop[2].hooks: expected an array of hooks, got 'x'")],
+     [("Stop", None, "hooks.Stop[1].hooks[0]", "command")]),
+    ({"hooks": {"Stop": [{"matcher": "Bash", "hooks": [
+        9, {"type": 4}, {"command": "c"}, {"type": "command", "command": "a", "timeout": 0},
+        {"type": "command", "command": "a", "timeout": 0.5},
+        {"type": "command", "command": "a", "timeout": True}]}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0].hooks[0]: expected a hook object, got 9"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[1].type: expected a string, got 4"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[2].type: expected a string, got null"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[3].timeout: expected a positive number, got 0"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[5].timeout: expected a positive number, got "
+               "true")],
+     [("Stop", "Bash", f"hooks.Stop[0].hooks[{i}]", "command") for i in (3, 4, 5)]),
+    ({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "a", "args": ["x", 1]},
+        {"type": "command", "command": "a", "args": "x"},
+        {"type": "http", "url": "https://h.example/x", "headers": {"a": 1}},
+        {"type": "http", "url": "https://h.example/x", "headers": ["a"]},
+        {"type": "command", "command": "a", "shell": "powershell", "onFailure": "block"}]}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0].hooks[0].args: expected an array of strings, got an "
+               "array"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[1].args: expected an array of strings, got 'x'"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[2].headers: expected an object of strings, got "
+               "an object"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[3].headers: expected an object of strings, got "
+               "an array")],
+     [("Stop", None, f"hooks.Stop[0].hooks[{i}]", kind)
+      for i, kind in enumerate(["command", "command", "http", "http", "command"])]),
+    ({"hooks": {"A": "x", "Stop": [{"hooks": [{"type": "command", "x": 1, "command": 3}]}]}},
+     [(SCHEMA, "h.json: hooks.A: expected an array of matcher groups, got 'x'"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[0].command: expected a string, got 3")],
+     [("Stop", None, "hooks.Stop[0].hooks[0]", "command")]),
+])
+def test_each_hook_refusal_has_its_code_and_place(
+        document: object, refused: list[tuple[str, str]],
+        kept: list[tuple[str, str | None, str, str]]) -> None:
+    assert _hook_file(document) == (refused, kept)
+
+
+def test_count_hooks_counts_events_groups_and_hooks() -> None:
+    events = {"A": [{"hooks": [1, 2]}, 3, {"hooks": "x"}], "B": "y", "C": [{"hooks": [1]}]}
+    assert count_hooks(events) == 3 + (1 + 2) + 1 + 1 + (1 + 1)
+    assert count_hooks([1]) == count_hooks({}) == 0
+
+
+def test_a_hook_gives_its_strings_and_catalogue_entry() -> None:
+    refusals = Findings()
+    http, command = hooks_from_file({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "http", "url": "https://h.example/$X", "headers": {"A": "$T"}, "other": 1},
+        {"type": "command", "command": "run", "args": ["a", "b"], "timeout": 5}]}]}},
+        source="h.json", refusals=refusals, warnings=Findings())
+    assert not refusals
+    assert http.strings() == ["https://h.example/$X", "$T"] and http.args() is None
+    assert command.strings() == ["run", "a", "b"] and command.args() == ("a", "b")
+    assert command.text("command") == "run" and command.text("timeout") is None
+    assert command.to_catalogue() == {"event": "PreToolUse", "matcher": "Bash",
+                                      "type": "command", "source": "h.json", "command": "run",
+                                      "args": ["a", "b"]}
+    assert http.to_catalogue()["url"] == "https://h.example/$X"
