@@ -15,7 +15,15 @@ from horon_bundle.model.harness.hooks import count_hooks, hooks_from_file
 from horon_bundle.model.harness.manifest import parse_plugin_manifest
 from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
-from horon_bundle.rules.harness_refs import FOUND, MISSING, exec_references, shell_references
+from horon_bundle.rules.harness_refs import (
+    DYNAMIC,
+    FOUND,
+    MISSING,
+    OUTSIDE,
+    exec_references,
+    local_imports,
+    shell_references,
+)
 from tests.helpers import cli
 
 
@@ -249,3 +257,50 @@ def test_a_hook_gives_its_strings_and_catalogue_entry() -> None:
                                       "type": "command", "source": "h.json", "command": "run",
                                       "args": ["a", "b"]}
     assert http.to_catalogue()["url"] == "https://h.example/$X"
+
+
+IMPORTED: dict[str, None] = dict.fromkeys([
+    "hooks/b.py", "hooks/c/d/__init__.py", "hooks/e.py", "hooks/g/h.py", "hooks/lib/u.ts",
+    "hooks/m.mjs", "hooks/d/index.js", "lib/env.sh", "hooks/common.sh", "hooks/k.py", "x.js"])
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), [
+    ("hooks/a.py", "import b, c.d\nfrom .e import f\nfrom g.h import i\nimport os\n",
+     ["hooks/b.py", "hooks/c/d/__init__.py", "hooks/e.py", "hooks/g/h.py"]),
+    ("hooks/a.js", "require('./lib/u')\nimport x from \"./m.mjs\"\nimport('./d')\n"
+                   "require('../x')", ["hooks/lib/u.ts", "hooks/m.mjs", "hooks/d/index.js",
+                                       "x.js"]),
+    ("hooks/a.sh", "source ${CLAUDE_PLUGIN_ROOT}/lib/env.sh\n. ./common.sh; source $HOME/k.py\n"
+                   "source /etc/x\nsource ${CLAUDE_PLUGIN_ROOT}\nsource ~/k.py",
+     ["lib/env.sh", "hooks/common.sh"]),
+    ("a.js", "require('../x')", []),  # outside the root, even where the index has the name
+])
+def test_local_imports_name_the_bundle_files_a_script_pulls_in(
+        path: str, text: str, expected: list[str]) -> None:
+    files = {**IMPORTED, "../x.js": None} if path == "a.js" else IMPORTED
+    assert local_imports(path, text, files) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("A=1 ${CLAUDE_PLUGIN_ROOT}/bin/t | ${CLAUDE_PLUGIN_ROOT}/bin/u ${CLAUDE_PLUGIN_ROOT}/../x"
+     " ; ${CLAUDE_PLUGIN_ROOT}/..",
+     [("${CLAUDE_PLUGIN_ROOT}/bin/t", "bin/t", True, FOUND),
+      ("${CLAUDE_PLUGIN_ROOT}/bin/u", "bin/u", True, MISSING),
+      ("${CLAUDE_PLUGIN_ROOT}/../x", "../x", False, OUTSIDE),
+      ("${CLAUDE_PLUGIN_ROOT}/..", "..", True, OUTSIDE)]),
+    ("${CLAUDE_PLUGIN_ROOT}/$X ${CLAUDE_PLUGIN_ROOT}x ${CLAUDE_PLUGIN_ROOT}/ "
+     "${CLAUDE_PLUGIN_ROOT}/. ${CLAUDE_PLUGIN_ROOT}/a/../bin/t",
+     [("${CLAUDE_PLUGIN_ROOT}/$X", None, True, DYNAMIC),
+      ("${CLAUDE_PLUGIN_ROOT}x", None, False, DYNAMIC),
+      ("${CLAUDE_PLUGIN_ROOT}/", "", False, FOUND), ("${CLAUDE_PLUGIN_ROOT}/.", "", False, FOUND),
+      ("${CLAUDE_PLUGIN_ROOT}/a/../bin/t", "bin/t", False, FOUND)]),
+])
+def test_each_reference_keeps_its_word_path_and_place(
+        command: str, expected: list[tuple[str, str | None, bool, str]]) -> None:
+    found = shell_references(command, "args[0]")
+    assert {r.field for r in found} == {"args[0]"}
+    assert [(r.word, r.path, r.runs_directly, r.resolve({"bin/t": None}))
+            for r in found] == expected
+    program, arg = exec_references("${CLAUDE_PLUGIN_ROOT}/bin/t", ("x", "$CLAUDE_PLUGIN_ROOT/c"))
+    assert (program.runs_directly, arg.field, arg.path, arg.runs_directly) == (
+        True, "args[1]", "c", False)
