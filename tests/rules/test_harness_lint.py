@@ -483,3 +483,51 @@ def test_python_commands_are_read_as_deep_as_shell_nesting_goes(call: str) -> No
 
     assert reads_of(script(3), "python", Budget()).names == {"GH_TOKEN"}
     assert reads_of(script(4), "python", Budget()).names == set()  # MAX_NESTING deep
+
+
+def _answer(script: str) -> tuple[set[str], bool]:
+    reads = reads_of(script.replace("KEY", "permissionDecision"), "python", Budget())
+    return reads.answers, reads.answer_computed
+
+
+@pytest.mark.parametrize(("script", "answers", "computed"), [
+    ("d = 'deny'\nd, e = f()\nout = {'KEY': d}", set(), True),
+    ("d = 'deny'\n*d, e = f()\nout = {'KEY': d}", set(), True),
+    ("d, e = 'ab'\nout = {'KEY': d}", set(), True),  # unpacked: not the string itself
+    ("out = dict(KEY='ask', reason=x)", {"ask"}, False),
+    ("out = {'KEY': 'deny'}\nout2 = {'KEY': 'allow'}", {"allow", "deny"}, False),
+    ("def r(decision='deny'):\n    print({'KEY': decision})\nr()", {"deny"}, False),
+    ("def r(a, decision='deny'):\n    print({'KEY': decision})\nr(1)", {"deny"}, False),
+    ("def r(decision):\n    print({'KEY': decision})\nr(decision='deny')", {"deny"}, False),
+    ("d: str = 'deny'\nout = {'KEY': d}", {"deny"}, False),
+    ("if (d := 'ask'):\n    pass\nout = {'KEY': d}", {"ask"}, False),
+    ("d = 'deny'\nd += x\nout = {'KEY': d}", set(), True),
+    ("d = 'deny'\nfor d in xs: pass\nout = {'KEY': d}", set(), True),
+    ("d = 'deny'\nout = [d for d in xs]\nx = {'KEY': d}", set(), True),
+    ("d = 'deny'\nwith f() as d: pass\nout = {'KEY': d}", set(), True),
+    ("decision = 'deny'\ndef r(*, decision):\n    print({'KEY': decision})\nr(decision=x)",
+     set(), True),
+    ("def r(*args, **kw):\n    pass\nargs = 'deny'\nout = {'KEY': args}", set(), True),
+    ("d = d\nout = {'KEY': d}", set(), True),  # defined through itself
+])
+def test_a_python_answer_is_each_value_its_name_is_bound_to(
+        script: str, answers: set[str], computed: bool) -> None:
+    assert _answer(script) == (answers, computed)
+
+
+def test_python_answers_are_followed_eight_steps_deep() -> None:
+    def names(count: int) -> str:
+        return "\n".join([f"a{count} = 'deny'", *(f"a{i} = a{i + 1}" for i in range(count)),
+                          "out = {'KEY': a0}"])
+
+    def nested(count: int, template: str) -> str:
+        value = "'deny'"
+        for index in range(count):
+            value = template.format(value, "or" if index % 2 else "and")
+        return "out = {'KEY': " + value + "}"
+
+    assert _answer(names(7)) == ({"deny"}, False)
+    assert _answer(names(8)) == (set(), True)
+    for template in ("('ask' if c else {0})", "({0} if c else 'ask')", "('ask' {1} {0})"):
+        assert _answer(nested(8, template)) == ({"ask", "deny"}, False)
+        assert _answer(nested(9, template)) == (set(), True)
