@@ -304,3 +304,84 @@ def test_each_reference_keeps_its_word_path_and_place(
     program, arg = exec_references("${CLAUDE_PLUGIN_ROOT}/bin/t", ("x", "$CLAUDE_PLUGIN_ROOT/c"))
     assert (program.runs_directly, arg.field, arg.path, arg.runs_directly) == (
         True, "args[1]", "c", False)
+
+
+def _refused(document: dict[str, object]) -> list[tuple[str, str]]:
+    return [(f.code.name, f.message) for f in _manifest(document)[0]]
+
+
+TYPE, VALUE = "harness.manifest-type", "harness.manifest-value"
+NOT_BOTH = "a command has either source (a ./path) or content (inline Markdown), not both"
+
+
+@pytest.mark.parametrize(("fields", "refused"), [
+    ({"dependencies": ["a", {"name": "b"}], "channels": [{}], "types": "./t.d.ts",
+      "monitors": "./m.json"}, []),
+    ({"dependencies": "a", "channels": {}, "types": 3, "monitors": [1]},
+     [(TYPE, "plugin.json: dependencies: expected an array of plugin names, got 'a'"),
+      (TYPE, "plugin.json: channels: expected an array of objects, got an object"),
+      (TYPE, "plugin.json: types: expected a ./path to a .d.ts file, got 3"),
+      (TYPE, "plugin.json: monitors: expected a ./path to a .json file, or an array of "
+             "monitors, got an array")]),
+    ({"dependencies": [1], "channels": [1], "types": "./t.ts", "monitors": "./m.yaml"},
+     [(TYPE, "plugin.json: dependencies: expected an array of plugin names, got an array"),
+      (TYPE, "plugin.json: channels: expected an array of objects, got an array"),
+      (VALUE, "plugin.json: types: './t.ts' does not name a TypeScript declaration file "
+              "(.d.ts)"),
+      (VALUE, "plugin.json: monitors: './m.yaml' does not end with .json")]),
+    ({"monitors": [{}], "engines": {"other": 1}, "keywords": ["a", 1]},
+     [(TYPE, "plugin.json: keywords: expected an array of strings, got an array")]),
+    ({"engines": [1], "keywords": 3},
+     [(TYPE, "plugin.json: keywords: expected an array of strings, got 3")]),
+    ({"keywords": ["a"]}, []),
+    ({"engines": {"claude-code": 2}},
+     [(VALUE, 'plugin.json: engines.claude-code: 2 is not a version range such as ">=2.1.0"')]),
+    ({"commands": {"a": {"source": "./c/a.md"}, "b": {"content": "# b"},
+                   "c": {"source": "./x", "content": "y"}, "d": 1, "e": {},
+                   "f": {"source": "../x"}}},
+     [(VALUE, f"plugin.json: commands.c: {NOT_BOTH}"),
+      (VALUE, f"plugin.json: commands.d: {NOT_BOTH}"),
+      (VALUE, f"plugin.json: commands.e: {NOT_BOTH}"),
+      ("harness.path-unsafe", "plugin.json: commands.f.source: '../x' does not start with ./")]),
+    ({"agents": "./agents/a.txt", "skills": ["./s", "/abs", 3]},
+     [(VALUE, "plugin.json: agents: './agents/a.txt' does not end with .md (the host reads a "
+              ".md file here)"),
+      (TYPE, "plugin.json: skills: expected a ./path or an array of ./paths, got an array")]),
+    ({"agents": ["./a.txt", "./b.md"], "skills": {"x": 1}, "outputStyles": "./o.txt"},
+     [(VALUE, "plugin.json: agents[0]: './a.txt' does not end with .md (the host reads a .md "
+              "file here)"),
+      (TYPE, "plugin.json: skills: expected a ./path or an array of ./paths, got an object")]),
+    ({"userConfig": {"9a": 1, "b": {"type": "int", "title": 1, "sensitive": "yes",
+                                    "required": True, "multiple": 0},
+                     "c": {"type": "string", "title": "t", "description": "d"}}},
+     [(VALUE, "plugin.json: userConfig.9a: an option key is letters, digits and _, not "
+              "starting with a digit"),
+      (TYPE, "plugin.json: userConfig.9a: expected an object, got 1"),
+      (VALUE, "plugin.json: userConfig.b.type: 'int' is not one of string, number, boolean, "
+              "directory, file"),
+      (TYPE, "plugin.json: userConfig.b.title: expected a string (required), got 1"),
+      (TYPE, "plugin.json: userConfig.b.description: expected a string (required), got null"),
+      (TYPE, "plugin.json: userConfig.b.sensitive: expected a boolean, got 'yes'"),
+      (TYPE, "plugin.json: userConfig.b.multiple: expected a boolean, got 0")]),
+    ({"userConfig": [1]},
+     [(TYPE, "plugin.json: userConfig: expected an object of options, got an array")]),
+])
+def test_each_plugin_json_field_is_refused_with_its_code_and_place(
+        fields: dict[str, object], refused: list[tuple[str, str]]) -> None:
+    assert _refused({"name": "p", **fields}) == refused
+
+
+def test_a_component_field_names_at_most_ten_thousand_paths() -> None:
+    assert _refused({"name": "p", "outputStyles": ["./o"] * 10_000}) == []
+    assert _refused({"name": "p", "outputStyles": ["./o"] * 10_001}) == [
+        ("harness.limit", "plugin.json: outputStyles: 10001 paths, at most 10000 (real plugins "
+                          "name tens)")]
+
+
+def test_commands_as_an_object_list_each_source() -> None:
+    manifest = parse_plugin_manifest(json.dumps({"name": "p", "commands": {
+        "a": {"source": "./c/a.md"}, "b": {"content": "# b"}, "c": {"source": "./c/"},
+        "d": {"source": ["./d/x.md", "./d/y.md"]}}}).encode(), source="plugin.json",
+        host="claude-code", refusals=Findings(), warnings=Findings())
+    assert manifest is not None
+    assert manifest.paths_of("commands") == ("c/a.md", "c", "d/x.md", "d/y.md")
