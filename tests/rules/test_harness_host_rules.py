@@ -139,3 +139,49 @@ def test_mcp_servers_as_the_host_keeps_or_drops_them(server: dict[str, object],
     found = servers_from_file({"mcpServers": {"s": server}, "other": 1}, source=".mcp.json",
                               refusals=refusals, warnings=Findings())
     assert bool(refusals) == refused and len(found) == (0 if refused else 1)
+
+
+def _servers(document: object) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+    refusals = Findings()
+    found = servers_from_file(document, source="m.json", refusals=refusals, warnings=Findings())
+    return ([(f.code.name, f.message) for f in refusals],
+            [(server.name, server.source, server.transport) for server in found])
+
+
+def test_each_mcp_refusal_has_its_code_and_place() -> None:
+    schema = "harness.json-schema"
+    whole = (schema, "m.json: expected an object of MCP servers, got an array")
+    assert _servers([1]) == _servers({"mcpServers": [1]}) == ([whole], [])
+    assert _servers({"a": 1, "b": {"command": "x", "args": [1]},
+                     "c": {"command": "x", "args": "y"}, "d": {"command": "x", "headersHelper": 3},
+                     "e": {"type": "http", "url": "x"}, "f": {"type": "sse"},
+                     "g": {"url": "https://h.example"}, "h": {"command": "x", "args": ["a"]},
+                     "i": {"command": "x", "timeout": True},
+                     "j": {"command": "x", "env": {"A": 1}}}) == ([
+        (schema, "m.json: mcpServers.a: expected a server object, got 1"),
+        (schema, "m.json: mcpServers.b.args: expected an array of strings"),
+        (schema, "m.json: mcpServers.c.args: expected an array of strings"),
+        (schema, "m.json: mcpServers.d.headersHelper: expected a string, got 3"),
+        (schema, "m.json: mcpServers.e.url: is not an absolute URL (no scheme)"),
+        (schema, "m.json: mcpServers.f: needs a url"),
+        (schema, "m.json: mcpServers.g: needs a command (a server with a url needs a type: "
+                 "http, sse or ws)"),
+        (schema, "m.json: mcpServers.i.timeout: expected a number, got true"),
+        (schema, "m.json: mcpServers.j.env: expected an object of strings")],
+        [("h", "m.json", "stdio")])
+    assert _servers({"mcpServers": {"k": {"type": "ws", "url": "wss://h.example/x"}},
+                     "other": 1}) == ([], [("k", "m.json", "ws")])
+
+
+def test_an_mcp_server_gives_its_strings_and_catalogue_entry() -> None:
+    local, remote = servers_from_file({"a": {
+        "command": "run", "args": ["x", "y"], "cwd": "/w", "env": {"A": "1"}}, "b": {
+        "type": "http", "url": "https://h.example/", "headers": {"H": "v"}}},
+        source="m.json", refusals=Findings(), warnings=Findings())
+    assert local.strings() == [("command", "run"), ("cwd", "/w"), ("args[0]", "x"),
+                               ("args[1]", "y"), ("env.A", "1")]
+    assert remote.strings() == [("url", "https://h.example/"), ("headers.H", "v")]
+    assert local.to_catalogue() == {"name": "a", "source": "m.json", "type": "stdio",
+                                    "command": "run", "args": ["x", "y"]}
+    assert remote.to_catalogue() == {"name": "b", "source": "m.json", "type": "http",
+                                     "url": "https://h.example/"}
