@@ -163,3 +163,23 @@ def test_the_quoting_keeps_every_line_and_changes_only_key_value_lines(parts: li
         key, _, value = before.partition(": ")
         escaped = value.lstrip(" \t\r").replace("\\", "\\\\").replace('"', '\\"')
         assert after in (plain, f'{key}: "{escaped}"')
+
+
+@pytest.mark.parametrize(("values", "kind", "judged"), [
+    ({"allowed-tools": ["Bash", "Read"], "shell": "bash", "name": "n"}, "skills",
+     ({"allowed-tools": ["Bash", "Read"], "shell": "bash", "name": "n"}, (), (), ())),
+    ({"shell": 3, "description": ["d"], "x": 1}, "commands", ({"x": 1},
+     ("shell must be a string, got a number", "description must be a string, got a list"),
+     (), ("shell", "description"))),
+    ({"metadata": [1], "description": {"a": 1}}, "skills", ({},
+     ("description must be a string, got a mapping",),
+     ("metadata must be a mapping, got a list: the host drops it at load",),
+     ("metadata", "description"))),
+    ({"shell": 3, "metadata": [1]}, "agents", ({"shell": 3, "metadata": [1]}, (), (), ())),
+])
+def test_judged_fields_name_each_problem_and_field(
+        values: dict[str, object], kind: str,
+        judged: tuple[dict[str, object], tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+) -> None:
+    found = judge_fields(values, kind)
+    assert (found.values, found.rejected, found.ignored, found.dropped) == judged

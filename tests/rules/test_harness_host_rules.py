@@ -185,3 +185,12 @@ def test_an_mcp_server_gives_its_strings_and_catalogue_entry() -> None:
                                     "command": "run", "args": ["x", "y"]}
     assert remote.to_catalogue() == {"name": "b", "source": "m.json", "type": "http",
                                      "url": "https://h.example/"}
+
+
+def test_quoting_reads_on_after_an_escape_a_placeholder_and_a_skipped_hook() -> None:
+    command = "a\\ b ${CLAUDE_PLUGIN_ROOT}/x $CLAUDE_PROJECT_DIR/y"
+    assert list(unquoted(command)) == ["CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR"]
+    warnings = judge_quoting([_hook("${CLAUDE_PLUGIN_ROOT}/x", args=[]),
+                              _hook("${CLAUDE_PLUGIN_DATA}/y")])
+    assert [f.code.name for f in warnings] == ["hook.unquoted-variable"]
+    assert "${CLAUDE_PLUGIN_DATA}" in warnings.items[0].message
