@@ -385,3 +385,18 @@ def test_commands_as_an_object_list_each_source() -> None:
         host="claude-code", refusals=Findings(), warnings=Findings())
     assert manifest is not None
     assert manifest.paths_of("commands") == ("c/a.md", "c", "d/x.md", "d/y.md")
+
+
+def test_each_plugin_json_refusal_is_said_once_with_the_value() -> None:
+    assert _refused({"name": "p", "author": "me", "defaultEnabled": 1, "description": 3}) == [
+        (TYPE, "plugin.json: description: expected a string, got 3"),
+        (TYPE, "plugin.json: defaultEnabled: expected a boolean, got 1"),
+        (TYPE, "plugin.json: author: expected an object {name, email, url}, got 'me'")]
+    assert _refused({"name": "p", "author": {"name": 3, "email": 4}}) == [
+        (TYPE, "plugin.json: author.name: expected a string, got 3"),
+        (TYPE, "plugin.json: author.email: expected a string, got 4")]
+    assert _refused({"name": "p", "author": {"name": " ", "url": "u"}}) == [
+        (VALUE, "plugin.json: author.name: must not be empty")]
+    assert _refused({"name": "p", "settings": {}}) == []
+    assert _refused({"name": "p", "settings": [1]}) == [
+        (TYPE, "plugin.json: settings: expected an object, got an array")]
