@@ -194,3 +194,38 @@ def test_quoting_reads_on_after_an_escape_a_placeholder_and_a_skipped_hook() -> 
                               _hook("${CLAUDE_PLUGIN_DATA}/y")])
     assert [f.code.name for f in warnings] == ["hook.unquoted-variable"]
     assert "${CLAUDE_PLUGIN_DATA}" in warnings.items[0].message
+
+
+@pytest.mark.parametrize(("url", "valid"), [
+    ("https://a:65535/", True), ("https://a:65536/", False),
+    ("https://user@name@c.example/", True),  # the last @ ends the user information
+    ("https://[::1]]/", False),
+])
+def test_url_ports_and_authorities_at_their_edges(url: str, valid: bool) -> None:
+    assert (url_problem(url) is None) == valid
+
+
+def test_every_alternative_of_a_version_range_is_read() -> None:
+    assert not is_version_range("1 - 2 || garbage")
+
+
+def _nested(depth: int, guard: object, *, lists: bool = False) -> object:
+    document: object = {"PreToolUse": guard}
+    for _ in range(depth):
+        document = [document] if lists else {"a": document}
+    return document
+
+
+@pytest.mark.parametrize("lists", [False, True])
+def test_guards_out_of_place_are_found_sixty_four_levels_deep(lists: bool) -> None:
+    assert len(list(misplaced_guards(_nested(64, 1, lists=lists)))) == 1
+    assert list(misplaced_guards(_nested(65, 1, lists=lists))) == []
+    through_hooks = {"hooks": {"Stop": _nested(62, 1, lists=lists)}}
+    assert len(list(misplaced_guards(through_hooks))) == 1
+    assert list(misplaced_guards({"hooks": {"Stop": _nested(63, 1, lists=lists)}})) == []
+
+
+def test_guards_are_sought_past_a_server_map_and_in_nested_ones() -> None:
+    assert list(misplaced_guards({"mcpServers": {}, "PreToolUse": 1})) == ["PreToolUse"]
+    assert list(misplaced_guards({"a": {"mcpServers": {"PreToolUse": 1}}})) == [
+        "a.mcpServers.PreToolUse"]
