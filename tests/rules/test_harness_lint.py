@@ -15,6 +15,8 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding
 from horon_bundle.model.harness.catalogue import Catalogue
 from horon_bundle.model.harness.hooks import Hook
+from horon_bundle.model.harness.mcp import McpServer
+from horon_bundle.model.harness.profile import shipped_profiles
 from horon_bundle.rules.harness_lint import (
     MAX_LISTED,
     Budget,
@@ -531,3 +533,160 @@ def test_python_answers_are_followed_eight_steps_deep() -> None:
     for template in ("('ask' if c else {0})", "({0} if c else 'ask')", "('ask' {1} {0})"):
         assert _answer(nested(8, template)) == ({"ask", "deny"}, False)
         assert _answer(nested(9, template)) == (set(), True)
+
+
+class _File:
+    def __init__(self, size: int, *, executable: bool = True) -> None:
+        self.size, self.executable = size, executable
+
+
+def _lint_golden() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    def hook(event: str, index: int, kind: str = "command", **fields: object) -> Hook:
+        return Hook(event=event, matcher=None, type=kind, source="h.json",
+                    where=f"hooks.{event}[0].hooks[{index}]", fields={"type": kind, **fields})
+
+    scripts = {"run.py": "import helper, json\n"
+                         "print(json.dumps({'permissionDecision': 'ask'}))\n",
+               "helper.py": "import os, json\nprint(json.dumps({'permissionDecision': 'deny'}))\n"
+                            "os.environ['GH_TOKEN']\n",
+               "ans.sh": "printf '{\"permissionDecision\":\"ask\"}'\n", "bad.py": "print 'x'\n",
+               "sub/x.sh": "true\n",
+               "tool": "#!/bin/sh\necho $API_KEY\n", "cfg.json": "{}"}
+    files = {path: _File(len(text), executable=path != "tool") for path, text in scripts.items()}
+    files["blob"] = _File(10)  # read_text gives None: a binary
+    hooks = (
+        hook("PreToolUse", 0, command="python3 ${CLAUDE_PLUGIN_ROOT}/run.py"),
+        hook("PreToolUse", 1, command="python3 ${CLAUDE_PLUGIN_ROOT}/run.py --again"),
+        hook("PreToolUse", 2, command="${CLAUDE_PLUGIN_ROOT}/gone.sh ${CLAUDE_PLUGIN_ROOT}/../x"
+                                      " ${CLAUDE_PLUGIN_ROOT}/$X"),
+        hook("Stop", 0, command="${CLAUDE_PLUGIN_ROOT}/tool",
+             args=["${CLAUDE_PLUGIN_ROOT}/cfg.json", "$DB_PASSWORD"]),
+        hook("PreToolUse", 3, "http", url="https://h.example/",
+             headers={"Authorization": "Bearer $GH_TOKEN"}, allowedEnvVars=["API_KEY"]),
+        hook("Stop", 1, "http", url="https://h.example/"),
+        hook("Stop", 2, command="env", args=["printenv", "GH_TOKEN"]),
+        hook("Stop", 3, command="${CLAUDE_PLUGIN_ROOT}/blob"),
+        hook("Stop", 4, command="sh ${CLAUDE_PLUGIN_ROOT}/ans.sh; "
+                                "python3 ${CLAUDE_PLUGIN_ROOT}/bad.py"),
+        hook("Stop", 5, command="cd ${CLAUDE_PLUGIN_ROOT}/sub && "
+                                "echo '{\"permissionDecision\": \"'$(decide)'\"}'"),
+        hook("Stop", 6, command="d=deny; echo \"{\\\"permissionDecision\\\": \\\"$d\\\"}\""),
+    )
+    servers = (McpServer(name="s", source=".mcp.json", fields={
+        "command": "${CLAUDE_PLUGIN_ROOT}/tool", "args": ["--token", "${NPM_TOKEN}"]}),
+               McpServer(name="r", source=".mcp.json", fields={
+                   "type": "http", "url": "https://h.example/${SECRET_TOKEN}"}),
+               McpServer(name="e", source=".mcp.json", fields={
+                   "command": "env", "args": ["printenv", "GH_TOKEN"]}),
+               McpServer(name="py", source=".mcp.json", fields={
+                   "command": "python3", "args": ["-c", "import os; os.environ['GH_TOKEN']"]}))
+    catalogue = Catalogue(name="p", version="1", description=None, manifests=(), hosts=(),
+                          skills=(), commands=(), agents=(), hooks=hooks, servers=servers)
+    result = lint(catalogue, files, scripts.get, shipped_profiles())
+    return ([(f.code.name, f.message) for f in result.refusals],
+            [(f.code.name, f.message) for f in result.warnings], sorted(result.scripts))
+
+
+def test_lint_names_each_finding_with_its_code_place_and_hosts() -> None:
+    refusals, warnings, scripts = _lint_golden()
+    guard = "h.json: hooks.PreToolUse[0].hooks[2] (PreToolUse): command "
+    stop, http = "h.json: hooks.Stop[0].hooks[0] (Stop)", "h.json: hooks.PreToolUse[0].hooks[3]"
+    env = (" (matters to: hosts that run hooks with a cleared environment; broken on "
+           "muse-code@0.2.1)")
+    denied = "is run directly but is not executable (the host gets 'permission denied')"
+    run_by = "(run by h.json: hooks.PreToolUse[0].hooks[0] (PreToolUse) and 1 more"
+    assert refusals == [
+        ("hook.command-missing", guard + "'${CLAUDE_PLUGIN_ROOT}/gone.sh': gone.sh is not in "
+                                         "the bundle"),
+        ("hook.command-outside", guard + "'${CLAUDE_PLUGIN_ROOT}/../x' resolves outside the "
+                                         "plugin root"),
+    ]
+    assert warnings == [
+        ("hook.command-unresolved", guard + "'${CLAUDE_PLUGIN_ROOT}/$X': the path is not "
+                                            "static, not checked"),
+        ("hook.not-executable", f"{stop}: tool {denied}"),
+        ("hook.env-credential", f"{stop}: reads DB_PASSWORD from the environment{env}"),
+        ("hook.http-pretooluse", f"{http} (PreToolUse): HTTP hook 'https://h.example/' guards "
+                                 "PreToolUse (matters to: a host whose HTTP hooks fail closed "
+                                 "denies the call when the endpoint fails; Claude Code lets it"
+                                 " through (open))"),
+        ("hook.env-credential", f"{http} (PreToolUse): sends headers from environment "
+                                f"variables API_KEY, GH_TOKEN{env}"),
+        ("hook.env-credential", f"h.json: hooks.Stop[0].hooks[2] (Stop): reads GH_TOKEN from "
+                                f"the environment{env}"),
+        ("hook.unjudged", "h.json: hooks.Stop[0].hooks[5] (Stop): sets permissionDecision to a "
+                          "value made when it runs (no literal allow, deny or ask): lint cannot "
+                          "tell its answer"),
+        ("hook.not-executable", f".mcp.json: mcpServers.s: tool {denied}"),
+        ("hook.env-credential", f".mcp.json: mcpServers.s: reads NPM_TOKEN from the "
+                                f"environment{env}"),
+        ("hook.env-credential", f".mcp.json: mcpServers.r: reads SECRET_TOKEN from the "
+                                f"environment{env}"),
+        ("hook.env-credential", f".mcp.json: mcpServers.e: reads GH_TOKEN from the "
+                                f"environment{env}"),
+        ("hook.env-credential", f".mcp.json: mcpServers.py: reads GH_TOKEN from the "
+                                f"environment{env}"),
+        ("hook.unjudged", "blob (run by h.json: hooks.Stop[0].hooks[3] (Stop)): not read: it "
+                          "holds a NUL byte (a binary?)"),
+        ("hook.unjudged", "bad.py (run by h.json: hooks.Stop[0].hooks[4] (Stop)): read by its "
+                          "patterns only (Python this reader cannot parse)"),
+        ("hook.env-credential", f"tool (run by {stop} and 1 more): reads API_KEY from the "
+                                f"environment{env}"),
+        ("hook.env-credential", f"helper.py {run_by}, imported by run.py): reads GH_TOKEN "
+                                f"from the environment{env}"),
+        ("hook.permission-ask", "ans.sh (run by h.json: hooks.Stop[0].hooks[4] (Stop)): answers "
+                                "permissionDecision \"ask\" (matters to: hosts with no "
+                                "permission prompt record \"ask\" and treat it as allow)"),
+        ("hook.permission-ask", f"run.py {run_by}): answers permissionDecision \"ask\" "
+                                "(matters to: hosts with no permission prompt record \"ask\" "
+                                "and treat it as allow)"),
+    ]
+    assert scripts == ["ans.sh", "bad.py", "blob", "cfg.json", "run.py", "tool"]
+
+
+def _lint_files(sizes: dict[str, int], texts: dict[str, str],
+                first: str = "a.py") -> list[tuple[str, str]]:
+    hooks = [Hook(event="Stop", matcher=None, type="command", source="h.json",
+                  where=f"hooks.Stop[0].hooks[{index}]",
+                  fields={"command": f"python3 ${{CLAUDE_PLUGIN_ROOT}}/{path}"})
+             for index, path in enumerate(sorted(sizes)) if first in (path, "*")]
+    catalogue = Catalogue(name="p", version="1", description=None, manifests=(), hosts=(),
+                          skills=(), commands=(), agents=(), hooks=tuple(hooks), servers=())
+    result = lint(catalogue, {p: _File(size) for p, size in sizes.items()}, texts.get, ())
+    return [(f.code.name, f.message.split(" (matters to", 1)[0]) for f in result.warnings]
+
+
+def test_lint_reads_scripts_up_to_their_byte_limits() -> None:
+    read = "import os\nos.environ['GH_TOKEN']\n"
+    texts = {"a.py": read, "b.py": read}
+
+    def found(path: str, index: int = 0, what: str = "reads GH_TOKEN from the environment",
+              code: str = "hook.env-credential") -> tuple[str, str]:
+        return code, f"{path} (run by h.json: hooks.Stop[0].hooks[{index}] (Stop)): {what}"
+
+    assert _lint_files({"a.py": 100, "b.py": (256 << 10) - 100}, texts, "*") == [
+        found("a.py"), found("b.py", 1)]
+    assert _lint_files({"a.py": 256 << 10}, texts) == [found("a.py")]
+    assert _lint_files({"a.py": (256 << 10) + 1}, texts) == [
+        found("a.py", what="not read: over 262144 bytes", code="hook.unjudged")]
+    assert _lint_files({"a.py": 101, "b.py": (256 << 10) - 100}, texts, "*") == [
+        found("b.py", 1, "not read: lint's budget of 262144 bytes of scripts per plugin is "
+              "spent", "hook.unjudged"), found("a.py")]
+
+
+def test_lint_follows_at_most_256_files() -> None:
+    def imports(count: int) -> list[tuple[str, str]]:
+        texts = {"a.py": "import " + ", ".join(f"m{i}" for i in range(count)) + "\n",
+                 **{f"m{i}.py": "import os\nos.environ['GH_TOKEN']\n" for i in range(count)}}
+        return _lint_files(dict.fromkeys(texts, 40), texts)
+
+    assert len(imports(255)) == 255
+    assert imports(256) == [("hook.unjudged", "m0.py and 255 more files the hooks' scripts "
+                                              "import: not read: lint follows at most 256 files")]
+
+
+def test_credential_names_up_to_128_characters_and_a_condensed_line_keeps_the_hint() -> None:
+    assert is_credential("X" * 122 + "_TOKEN") and not is_credential("X" * 123 + "_TOKEN")
+    many = [Finding(codes.HOOK_UNJUDGED, f"m{index}", "the hint")
+            for index in range(MAX_LISTED + 1)]
+    assert condense(many)[-1].hint == "the hint"
