@@ -5,7 +5,9 @@ Each evasion of the issue is a row here, with more of its class."""
 
 from __future__ import annotations
 
+import shlex
 import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -484,7 +486,8 @@ def test_python_commands_are_read_as_deep_as_shell_nesting_goes(call: str) -> No
         return call.format(text, words=text.split())
 
     assert reads_of(script(3), "python", Budget()).names == {"GH_TOKEN"}
-    assert reads_of(script(4), "python", Budget()).names == set()  # MAX_NESTING deep
+    deeper = reads_of(script(4), "python", Budget())  # MAX_NESTING deep: said, not read
+    assert (deeper.names, deeper.unread) == (set(), {"code nested more than 4 deep"})
 
 
 def _answer(script: str) -> tuple[set[str], bool]:
@@ -690,3 +693,21 @@ def test_credential_names_up_to_128_characters_and_a_condensed_line_keeps_the_hi
     many = [Finding(codes.HOOK_UNJUDGED, f"m{index}", "the hint")
             for index in range(MAX_LISTED + 1)]
     assert condense(many)[-1].hint == "the hint"
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda code: f"sh -c {shlex.quote(code)}", lambda code: f"eval {code}",
+    lambda code: f"bash -c {shlex.quote(code)}",
+])
+def test_code_nested_past_the_limit_is_said_not_skipped(wrap: Callable[[str], str]) -> None:
+    def nested(count: int, code: str = "printenv GH_TOKEN") -> str:
+        for _ in range(count):
+            code = wrap(code)
+        return code
+
+    assert command_reads(nested(4), None, Budget()).names == {"GH_TOKEN"}
+    deeper = command_reads(nested(5), None, Budget())
+    assert (deeper.names, deeper.unread) == (set(), {"code nested more than 4 deep"})
+    assert command_reads(nested(4, "python3 -c 'print(1)'"), None, Budget()).unread == {
+        "code nested more than 4 deep"}
+    assert command_reads(nested(4, "echo hi"), None, Budget()).unread == set()
