@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model.harness import frontmatter as fm
 from horon_bundle.model.harness.hooks import count_hooks, hooks_from_file
-from horon_bundle.model.harness.manifest import parse_plugin_manifest
+from horon_bundle.model.harness.manifest import name_problem, parse_plugin_manifest
 from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
 from horon_bundle.rules.harness_refs import (
@@ -400,3 +400,58 @@ def test_each_plugin_json_refusal_is_said_once_with_the_value() -> None:
     assert _refused({"name": "p", "settings": {}}) == []
     assert _refused({"name": "p", "settings": [1]}) == [
         (TYPE, "plugin.json: settings: expected an object, got an array")]
+
+
+def _parsed(document: object, fallback: dict[str, object] | None = None) -> tuple[
+        list[tuple[str, str]], tuple[str, str | None, str, str] | None]:
+    refusals, warnings = Findings(), Findings()
+    manifest = parse_plugin_manifest(json.dumps(document).encode(), source="plugin.json",
+                                     host="claude-code", refusals=refusals, warnings=warnings,
+                                     fallback=fallback)
+    return ([(f.code.name, f.message) for f in refusals],
+            None if manifest is None else (manifest.name, manifest.version,
+                                           manifest.version_from, manifest.named_from))
+
+
+NAME_REFUSED = ("the host refuses an empty name or one holding a space or a control or "
+                "bidirectional-formatting character")
+
+
+@pytest.mark.parametrize(("document", "fallback", "expected"), [
+    ([1], None, ([(TYPE, "plugin.json: expected an object, got an array")], None)),
+    ({"name": "a"}, None, ([], ("a", None, "none", "plugin.json"))),
+    ({"name": "a" * 64}, None, ([], ("a" * 64, None, "none", "plugin.json"))),
+    ({"name": "a" * 65}, None, ([(VALUE, f"plugin.json: name {'a' * 65!r}: must be 1 to 64 "
+                                         "characters")], None)),
+    ({"name": ""}, None, ([(VALUE, f"plugin.json: name '': {NAME_REFUSED}")], None)),
+    ({"name": "a\x01"}, None, ([(VALUE, f"plugin.json: name 'a\\x01': {NAME_REFUSED}")], None)),
+    ({"name": "a/b"}, None, ([(VALUE, "plugin.json: name 'a/b': must be a single portable "
+                                      "file name component")], None)),
+    ({"name": ".."}, None, ([(VALUE, "plugin.json: name '..': must be a single portable file "
+                                     "name component")], None)),
+    ({"name": "p"}, {"version": "2.0.0"}, ([], ("p", "2.0.0", "marketplace", "plugin.json"))),
+    ({"name": "p"}, {"version": 2}, ([], ("p", None, "none", "plugin.json"))),
+    ({"name": "p", "version": None}, {"version": "2.0.0"},
+     ([(TYPE, "plugin.json: version: expected a string, got null")], None)),
+    ({"version": "1.0.0"}, {"name": "q"}, ([], ("q", "1.0.0", "plugin.json", "marketplace"))),
+    ({"name": "p", "keywords": 3},
+     None, ([(TYPE, "plugin.json: keywords: expected an array of strings, got 3")], None)),
+])
+def test_a_manifest_is_named_and_versioned_as_the_host_names_it(
+        document: object, fallback: dict[str, object] | None,
+        expected: tuple[list[tuple[str, str]], tuple[str, str | None, str, str] | None]) -> None:
+    assert _parsed(document, fallback) == expected
+
+
+def test_a_manifest_nests_at_most_32_deep() -> None:
+    with pytest.raises(Refused) as caught:
+        _parsed({"name": "p", "metadata": json.loads("[" * 32 + "]" * 32)})
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("json.too-deep", "plugin.json: nesting deeper than 32")]
+    assert _parsed({"name": "p", "metadata": json.loads("[" * 31 + "]" * 31)})[0] == []
+
+
+def test_a_manifest_takes_any_number_and_up_to_4_mib() -> None:
+    assert _parsed({"name": "p", "metadata": [-1.5, 10**30]})[0] == []
+    assert _parsed({"name": "p", "metadata": "x" * (2 << 20)})[0] == []  # over read_json's 1
+    assert name_problem("a b") == "must be a single portable file name component"
