@@ -5,6 +5,7 @@ Each evasion of the issue is a row here, with more of its class."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from collections.abc import Callable
@@ -711,3 +712,24 @@ def test_code_nested_past_the_limit_is_said_not_skipped(wrap: Callable[[str], st
     assert command_reads(nested(4, "python3 -c 'print(1)'"), None, Budget()).unread == {
         "code nested more than 4 deep"}
     assert command_reads(nested(4, "echo hi"), None, Budget()).unread == set()
+
+
+def test_javascript_aliases_of_the_environment_up_to_sixteen() -> None:
+    def aliases(count: int) -> str:
+        return "".join(f"const e{i:02d} = process.env;\n" for i in range(count)) + (
+            "e00.GH_TOKEN; e00['API_KEY']\nconst { DB_PASSWORD, ...rest } = process.env;\n")
+
+    sixteen, more = reads_of(aliases(16), "js", Budget()), reads_of(aliases(17), "js", Budget())
+    assert {"GH_TOKEN", "API_KEY", "DB_PASSWORD"} <= sixteen.names
+    assert (sixteen.unread, sixteen.computed) == (set(), set())
+    assert {"GH_TOKEN", "API_KEY"} <= more.names
+    assert more.unread == {"more than 16 aliases of the environment object"}
+
+
+def test_json_inside_json_is_decoded_three_levels_deep() -> None:
+    text = '{"permissionDecision":"ask"}'
+    for _ in range(3):
+        text = json.dumps({"x": text})
+    assert json_decoded(text) == '{x: {x: {x: {"permissionDecision":"ask"}}}}'
+    assert json_decoded(json.dumps({"x": text})) == (
+        '{x: {x: {x: {"x": "{\\"permissionDecision\\":\\"ask\\"}"}}}}')
