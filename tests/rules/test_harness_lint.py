@@ -733,3 +733,24 @@ def test_json_inside_json_is_decoded_three_levels_deep() -> None:
     assert json_decoded(text) == '{x: {x: {x: {"permissionDecision":"ask"}}}}'
     assert json_decoded(json.dumps({"x": text})) == (
         '{x: {x: {x: {"x": "{\\"permissionDecision\\":\\"ask\\"}"}}}}')
+
+
+@pytest.mark.parametrize(("escaped", "expected"), [
+    ("\\U0010FFFF", "\U0010ffff"), ("\\U00110000", "\ufffd"), ("\\uD7FF", "\ud7ff"),
+    ("\\uD800", "\ufffd"), ("\\uD801", "\ufffd"), ("\\uDFFF", "\ufffd"), ("\\uE000", "\ue000"),
+])
+def test_c_escapes_of_code_points_at_the_edges(escaped: str, expected: str) -> None:
+    assert c_unescape(escaped) == expected
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF\nhi\nEOF\nprintenv GH_TOKEN\n", "cat <<-EOF\nhi\n\tEOF \nprintenv GH_TOKEN",
+    "sh <<EOF\nprintenv GH_TOKEN\nEOF",
+])
+def test_a_here_document_ends_at_its_delimiter_line(command: str) -> None:
+    assert command_reads(command, None, Budget()).names == {"GH_TOKEN"}
+
+
+def test_a_delimiter_after_spaces_ends_no_here_document() -> None:
+    assert command_reads("cat <<EOF\nhi\n  EOF\nprintenv GH_TOKEN\n", None,
+                         Budget()).names == set()
