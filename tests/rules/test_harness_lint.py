@@ -754,3 +754,32 @@ def test_a_here_document_ends_at_its_delimiter_line(command: str) -> None:
 def test_a_delimiter_after_spaces_ends_no_here_document() -> None:
     assert command_reads("cat <<EOF\nhi\n  EOF\nprintenv GH_TOKEN\n", None,
                          Budget()).names == set()
+
+
+PIPED = "code piped into sh from a command lint does not read"
+
+
+@pytest.mark.parametrize(("command", "names", "unread"), [
+    ("env -i -u HOME printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("env -u HOME printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("env -S 'printenv GH_TOKEN'", {"GH_TOKEN"}, set()),
+    ("env -i -S 'printenv GH_TOKEN' x", {"GH_TOKEN", "x"}, set()),
+    ("printf 'printenv GH_TOKEN' | sh", {"GH_TOKEN"}, set()),
+    ("echo 'console.log(process.env.GH_TOKEN)' | node", {"GH_TOKEN"}, set()),
+    ("echo 'import os; os.environ[\"GH_TOKEN\"]' | python3", {"GH_TOKEN"}, set()),
+    ("echo 'printenv GH_TOKEN' | node -e 1", set(), set()),
+    ("echo 'printenv GH_TOKEN' | python3 s.py", set(), set()),
+    ('echo "$X" | sh', {"X"}, {PIPED}), ("echo `x` | sh", set(), {PIPED}),
+    ("printf 'printenv %s' GH_TOKEN | sh", {"GH_TOKEN"}, set()),
+    ("printf 'printenv GH_%%s' TOKEN | sh", {"GH_%s"}, set()),
+    ("printf '%s' 'printenv GH_TOKEN' | bash -", {"GH_TOKEN"}, set()),
+    ("timeout 5 printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("timeout -k 1 -s KILL 5 printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("nice -n 5 printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("nice -5 printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+    ("nohup printenv GH_TOKEN", {"GH_TOKEN"}, set()),
+])
+def test_wrappers_env_options_and_code_piped_into_interpreters(
+        command: str, names: set[str], unread: set[str]) -> None:
+    reads = command_reads(command, None, Budget())
+    assert (reads.names, reads.unread) == (names, unread)
