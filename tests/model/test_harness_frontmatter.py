@@ -163,3 +163,93 @@ def test_the_quoting_keeps_every_line_and_changes_only_key_value_lines(parts: li
         key, _, value = before.partition(": ")
         escaped = value.lstrip(" \t\r").replace("\\", "\\\\").replace('"', '\\"')
         assert after in (plain, f'{key}: "{escaped}"')
+
+
+@pytest.mark.parametrize(("values", "kind", "judged"), [
+    ({"allowed-tools": ["Bash", "Read"], "shell": "bash", "name": "n"}, "skills",
+     ({"allowed-tools": ["Bash", "Read"], "shell": "bash", "name": "n"}, (), (), ())),
+    ({"shell": 3, "description": ["d"], "x": 1}, "commands", ({"x": 1},
+     ("shell must be a string, got a number", "description must be a string, got a list"),
+     (), ("shell", "description"))),
+    ({"metadata": [1], "description": {"a": 1}}, "skills", ({},
+     ("description must be a string, got a mapping",),
+     ("metadata must be a mapping, got a list: the host drops it at load",),
+     ("metadata", "description"))),
+    ({"shell": 3, "metadata": [1]}, "agents", ({"shell": 3, "metadata": [1]}, (), (), ())),
+])
+def test_judged_fields_name_each_problem_and_field(
+        values: dict[str, object], kind: str,
+        judged: tuple[dict[str, object], tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+) -> None:
+    found = judge_fields(values, kind)
+    assert (found.values, found.rejected, found.ignored, found.dropped) == judged
+
+
+@pytest.mark.parametrize(("block", "values", "read_as"), [
+    ("x: [a]]\n", {"x": "[a]]"}, fm.QUOTED),  # not a sequence alone: quoted
+    ("null: a\n~: b\n", {"": "b"}, fm.YAML),  # a null key is the empty key
+    ("x: !foo bar\n", {"x": "bar"}, fm.YAML),  # a tag of no namespace
+])
+def test_blocks_load_as_the_host_loads_them(block: str, values: dict[str, object],
+                                            read_as: str) -> None:
+    assert fm.parse_block(block) == fm.Frontmatter(values, read_as)
+
+
+def test_the_last_of_two_equal_keys_wins_in_its_place() -> None:
+    assert list(fm.parse_block("a: 1\nb: 2\na: 3\n").values.items()) == [("b", 2), ("a", 3)]
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    (b"\xff", "not UTF-8 (byte 0)"), (b"no block", "no frontmatter block (--- \u2026 ---)"),
+    (b"---\nx: " + b"a" * (64 << 10) + b"\n---\n", "frontmatter over 65536 bytes"),
+])
+def test_what_is_not_read_says_why(data: bytes, problem: str) -> None:
+    assert fm.parse_markdown(data) == fm.Frontmatter({}, fm.NONE, problem)
+
+
+@pytest.mark.parametrize(("block", "problem"), [
+    ("- a\n- b\n", "a list, not a mapping of `key: value`"),
+    ("just text\n", "a single value, not a mapping of `key: value`"),
+    ("x: 'unterminated\n", "not YAML, not even with its `key: value` lines quoted as the host "
+                           "quotes them: while scanning a quoted scalar"),
+])
+def test_what_the_host_drops_says_why(block: str, problem: str) -> None:
+    assert fm.parse_block(block) == fm.Frontmatter({}, fm.DROPPED, problem)
+
+
+def test_the_run_budget_is_spent_at_its_limits() -> None:
+    block = b"---\na: b\n---\n"
+    spent = fm.FrontmatterReader(spent_bytes=fm.MAX_RUN_BYTES)
+    assert spent.parse_markdown(block) == fm.Frontmatter({}, fm.NONE, fm.SPENT)
+    spent = fm.FrontmatterReader(spent_nodes=fm.MAX_RUN_NODES)
+    assert spent.parse_markdown(block) == fm.Frontmatter({}, fm.NONE, fm.SPENT)
+    last = fm.FrontmatterReader(spent_nodes=fm.MAX_RUN_NODES - 1)  # one node left: not enough
+    assert last.parse_markdown(block) == fm.Frontmatter(
+        {}, fm.NONE, f"frontmatter over its budget: {fm.SPENT}")
+    assert fm.FrontmatterReader(spent_bytes=fm.MAX_RUN_BYTES - 1).parse_markdown(
+        block).values == {"a": "b"}
+
+
+def test_aliases_expand_up_to_the_node_and_depth_limits() -> None:
+    def copies(items: int, aliases: int) -> str:  # (items + 2) * (aliases + 1) nodes
+        return ("a: &a [" + ",".join(["1"] * items) + "]\n"
+                + "".join(f"b{i}: *a\n" for i in range(aliases)))
+
+    assert fm.parse_block(copies(62, 63)).read_as == fm.YAML  # 4,096 nodes
+    assert fm.parse_block(copies(15, 240)).problem == (
+        "frontmatter over its budget: more than 4096 YAML nodes once aliases are expanded")
+
+    def chain(depth: int, opening: str, closing: str) -> str:
+        return f"x0: &a0 {opening}1{closing}\n" + "".join(
+            f"x{i}: &a{i} {opening}*a{i - 1}{closing}\n" for i in range(1, depth + 1))
+
+    deeper = "frontmatter over its budget: nested deeper than 16 once aliases are expanded"
+    for opening, closing in (("{v: ", "}"), ("[", "]")):
+        assert fm.parse_block(chain(15, opening, closing)).read_as == fm.YAML
+        assert fm.parse_block(chain(16, opening, closing)).problem == deeper
+
+
+def test_a_text_field_is_a_string_with_text() -> None:
+    loaded = fm.Frontmatter({"name": "n", "blank": "  ", "number": 3}, fm.YAML)
+    assert [loaded.text(key) for key in ("name", "blank", "number", "absent")] == [
+        "n", None, None, None]

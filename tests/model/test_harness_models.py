@@ -11,11 +11,19 @@ from hypothesis import strategies as st
 
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model.harness import frontmatter as fm
-from horon_bundle.model.harness.hooks import hooks_from_file
-from horon_bundle.model.harness.manifest import parse_plugin_manifest
+from horon_bundle.model.harness.hooks import count_hooks, hooks_from_file
+from horon_bundle.model.harness.manifest import name_problem, parse_plugin_manifest
 from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
-from horon_bundle.rules.harness_refs import FOUND, MISSING, exec_references, shell_references
+from horon_bundle.rules.harness_refs import (
+    DYNAMIC,
+    FOUND,
+    MISSING,
+    OUTSIDE,
+    exec_references,
+    local_imports,
+    shell_references,
+)
 from tests.helpers import cli
 
 
@@ -167,3 +175,283 @@ def test_any_command_line_is_judged_without_raising(command: str) -> None:
             assert reference.path in FILES or any(n.startswith(reference.path + "/")
                                                   for n in FILES)
         assert reference.path is None or not reference.path.startswith("/")
+
+
+def _hook_file(document: object) -> tuple[list[tuple[str, str]], list[tuple[str, str | None,
+                                                                          str, str]]]:
+    refusals = Findings()
+    hooks = hooks_from_file(document, source="h.json", refusals=refusals, warnings=Findings())
+    return ([(f.code.name, f.message) for f in refusals],
+            [(h.event, h.matcher, h.where, h.type) for h in hooks])
+
+
+SCHEMA = "harness.json-schema"
+
+
+@pytest.mark.parametrize(("document", "refused", "kept"), [
+    ([1, 2], [(SCHEMA, 'h.json: expected {"hooks": {<event>: [...]}}, got an array')], []),
+    ({"hooks": 3}, [(SCHEMA, 'h.json: expected {"hooks": {<event>: [...]}}, got no hooks '
+                             'object')], []),
+    ({"description": 5, "hooks": {}}, [(SCHEMA, "h.json: description: expected a string")],
+     []),
+    ({"hooks": {"Stop": [7, {"matcher": 3, "hooks": [{"type": "command", "command": "a"}]},
+                         {"hooks": "x"}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0]: expected {matcher, hooks}, got 7"),
+      (SCHEMA, "h.json: hooks.Stop[1].matcher: expected a string, got 3"),
+      (SCHEMA, "h.json: hooks.Stop[2].hooks: expected an array of hooks, got 'x'")],
+     [("Stop", None, "hooks.Stop[1].hooks[0]", "command")]),
+    ({"hooks": {"Stop": [{"matcher": "Bash", "hooks": [
+        9, {"type": 4}, {"command": "c"}, {"type": "command", "command": "a", "timeout": 0},
+        {"type": "command", "command": "a", "timeout": 0.5},
+        {"type": "command", "command": "a", "timeout": True}]}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0].hooks[0]: expected a hook object, got 9"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[1].type: expected a string, got 4"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[2].type: expected a string, got null"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[3].timeout: expected a positive number, got 0"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[5].timeout: expected a positive number, got "
+               "true")],
+     [("Stop", "Bash", f"hooks.Stop[0].hooks[{i}]", "command") for i in (3, 4, 5)]),
+    ({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "a", "args": ["x", 1]},
+        {"type": "command", "command": "a", "args": "x"},
+        {"type": "http", "url": "https://h.example/x", "headers": {"a": 1}},
+        {"type": "http", "url": "https://h.example/x", "headers": ["a"]},
+        {"type": "command", "command": "a", "shell": "powershell", "onFailure": "block"}]}]}},
+     [(SCHEMA, "h.json: hooks.Stop[0].hooks[0].args: expected an array of strings, got an "
+               "array"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[1].args: expected an array of strings, got 'x'"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[2].headers: expected an object of strings, got "
+               "an object"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[3].headers: expected an object of strings, got "
+               "an array")],
+     [("Stop", None, f"hooks.Stop[0].hooks[{i}]", kind)
+      for i, kind in enumerate(["command", "command", "http", "http", "command"])]),
+    ({"hooks": {"A": "x", "Stop": [{"hooks": [{"type": "command", "x": 1, "command": 3}]}]}},
+     [(SCHEMA, "h.json: hooks.A: expected an array of matcher groups, got 'x'"),
+      (SCHEMA, "h.json: hooks.Stop[0].hooks[0].command: expected a string, got 3")],
+     [("Stop", None, "hooks.Stop[0].hooks[0]", "command")]),
+])
+def test_each_hook_refusal_has_its_code_and_place(
+        document: object, refused: list[tuple[str, str]],
+        kept: list[tuple[str, str | None, str, str]]) -> None:
+    assert _hook_file(document) == (refused, kept)
+
+
+def test_count_hooks_counts_events_groups_and_hooks() -> None:
+    events = {"A": [{"hooks": [1, 2]}, 3, {"hooks": "x"}], "B": "y", "C": [{"hooks": [1]}]}
+    assert count_hooks(events) == 3 + (1 + 2) + 1 + 1 + (1 + 1)
+    assert count_hooks([1]) == count_hooks({}) == 0
+
+
+def test_a_hook_gives_its_strings_and_catalogue_entry() -> None:
+    refusals = Findings()
+    http, command = hooks_from_file({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "http", "url": "https://h.example/$X", "headers": {"A": "$T"}, "other": 1},
+        {"type": "command", "command": "run", "args": ["a", "b"], "timeout": 5}]}]}},
+        source="h.json", refusals=refusals, warnings=Findings())
+    assert not refusals
+    assert http.strings() == ["https://h.example/$X", "$T"] and http.args() is None
+    assert command.strings() == ["run", "a", "b"] and command.args() == ("a", "b")
+    assert command.text("command") == "run" and command.text("timeout") is None
+    assert command.to_catalogue() == {"event": "PreToolUse", "matcher": "Bash",
+                                      "type": "command", "source": "h.json", "command": "run",
+                                      "args": ["a", "b"]}
+    assert http.to_catalogue()["url"] == "https://h.example/$X"
+
+
+IMPORTED: dict[str, None] = dict.fromkeys([
+    "hooks/b.py", "hooks/c/d/__init__.py", "hooks/e.py", "hooks/g/h.py", "hooks/lib/u.ts",
+    "hooks/m.mjs", "hooks/d/index.js", "lib/env.sh", "hooks/common.sh", "hooks/k.py", "x.js"])
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), [
+    ("hooks/a.py", "import b, c.d\nfrom .e import f\nfrom g.h import i\nimport os\n",
+     ["hooks/b.py", "hooks/c/d/__init__.py", "hooks/e.py", "hooks/g/h.py"]),
+    ("hooks/a.js", "require('./lib/u')\nimport x from \"./m.mjs\"\nimport('./d')\n"
+                   "require('../x')", ["hooks/lib/u.ts", "hooks/m.mjs", "hooks/d/index.js",
+                                       "x.js"]),
+    ("hooks/a.sh", "source ${CLAUDE_PLUGIN_ROOT}/lib/env.sh\n. ./common.sh; source $HOME/k.py\n"
+                   "source /etc/x\nsource ${CLAUDE_PLUGIN_ROOT}\nsource ~/k.py",
+     ["lib/env.sh", "hooks/common.sh"]),
+    ("a.js", "require('../x')", []),  # outside the root, even where the index has the name
+])
+def test_local_imports_name_the_bundle_files_a_script_pulls_in(
+        path: str, text: str, expected: list[str]) -> None:
+    files = {**IMPORTED, "../x.js": None} if path == "a.js" else IMPORTED
+    assert local_imports(path, text, files) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("A=1 ${CLAUDE_PLUGIN_ROOT}/bin/t | ${CLAUDE_PLUGIN_ROOT}/bin/u ${CLAUDE_PLUGIN_ROOT}/../x"
+     " ; ${CLAUDE_PLUGIN_ROOT}/..",
+     [("${CLAUDE_PLUGIN_ROOT}/bin/t", "bin/t", True, FOUND),
+      ("${CLAUDE_PLUGIN_ROOT}/bin/u", "bin/u", True, MISSING),
+      ("${CLAUDE_PLUGIN_ROOT}/../x", "../x", False, OUTSIDE),
+      ("${CLAUDE_PLUGIN_ROOT}/..", "..", True, OUTSIDE)]),
+    ("${CLAUDE_PLUGIN_ROOT}/$X ${CLAUDE_PLUGIN_ROOT}x ${CLAUDE_PLUGIN_ROOT}/ "
+     "${CLAUDE_PLUGIN_ROOT}/. ${CLAUDE_PLUGIN_ROOT}/a/../bin/t",
+     [("${CLAUDE_PLUGIN_ROOT}/$X", None, True, DYNAMIC),
+      ("${CLAUDE_PLUGIN_ROOT}x", None, False, DYNAMIC),
+      ("${CLAUDE_PLUGIN_ROOT}/", "", False, FOUND), ("${CLAUDE_PLUGIN_ROOT}/.", "", False, FOUND),
+      ("${CLAUDE_PLUGIN_ROOT}/a/../bin/t", "bin/t", False, FOUND)]),
+])
+def test_each_reference_keeps_its_word_path_and_place(
+        command: str, expected: list[tuple[str, str | None, bool, str]]) -> None:
+    found = shell_references(command, "args[0]")
+    assert {r.field for r in found} == {"args[0]"}
+    assert [(r.word, r.path, r.runs_directly, r.resolve({"bin/t": None}))
+            for r in found] == expected
+    program, arg = exec_references("${CLAUDE_PLUGIN_ROOT}/bin/t", ("x", "$CLAUDE_PLUGIN_ROOT/c"))
+    assert (program.runs_directly, arg.field, arg.path, arg.runs_directly) == (
+        True, "args[1]", "c", False)
+
+
+def _refused(document: dict[str, object]) -> list[tuple[str, str]]:
+    return [(f.code.name, f.message) for f in _manifest(document)[0]]
+
+
+TYPE, VALUE = "harness.manifest-type", "harness.manifest-value"
+NOT_BOTH = "a command has either source (a ./path) or content (inline Markdown), not both"
+
+
+@pytest.mark.parametrize(("fields", "refused"), [
+    ({"dependencies": ["a", {"name": "b"}], "channels": [{}], "types": "./t.d.ts",
+      "monitors": "./m.json"}, []),
+    ({"dependencies": "a", "channels": {}, "types": 3, "monitors": [1]},
+     [(TYPE, "plugin.json: dependencies: expected an array of plugin names, got 'a'"),
+      (TYPE, "plugin.json: channels: expected an array of objects, got an object"),
+      (TYPE, "plugin.json: types: expected a ./path to a .d.ts file, got 3"),
+      (TYPE, "plugin.json: monitors: expected a ./path to a .json file, or an array of "
+             "monitors, got an array")]),
+    ({"dependencies": [1], "channels": [1], "types": "./t.ts", "monitors": "./m.yaml"},
+     [(TYPE, "plugin.json: dependencies: expected an array of plugin names, got an array"),
+      (TYPE, "plugin.json: channels: expected an array of objects, got an array"),
+      (VALUE, "plugin.json: types: './t.ts' does not name a TypeScript declaration file "
+              "(.d.ts)"),
+      (VALUE, "plugin.json: monitors: './m.yaml' does not end with .json")]),
+    ({"monitors": [{}], "engines": {"other": 1}, "keywords": ["a", 1]},
+     [(TYPE, "plugin.json: keywords: expected an array of strings, got an array")]),
+    ({"engines": [1], "keywords": 3},
+     [(TYPE, "plugin.json: keywords: expected an array of strings, got 3")]),
+    ({"keywords": ["a"]}, []),
+    ({"engines": {"claude-code": 2}},
+     [(VALUE, 'plugin.json: engines.claude-code: 2 is not a version range such as ">=2.1.0"')]),
+    ({"commands": {"a": {"source": "./c/a.md"}, "b": {"content": "# b"},
+                   "c": {"source": "./x", "content": "y"}, "d": 1, "e": {},
+                   "f": {"source": "../x"}}},
+     [(VALUE, f"plugin.json: commands.c: {NOT_BOTH}"),
+      (VALUE, f"plugin.json: commands.d: {NOT_BOTH}"),
+      (VALUE, f"plugin.json: commands.e: {NOT_BOTH}"),
+      ("harness.path-unsafe", "plugin.json: commands.f.source: '../x' does not start with ./")]),
+    ({"agents": "./agents/a.txt", "skills": ["./s", "/abs", 3]},
+     [(VALUE, "plugin.json: agents: './agents/a.txt' does not end with .md (the host reads a "
+              ".md file here)"),
+      (TYPE, "plugin.json: skills: expected a ./path or an array of ./paths, got an array")]),
+    ({"agents": ["./a.txt", "./b.md"], "skills": {"x": 1}, "outputStyles": "./o.txt"},
+     [(VALUE, "plugin.json: agents[0]: './a.txt' does not end with .md (the host reads a .md "
+              "file here)"),
+      (TYPE, "plugin.json: skills: expected a ./path or an array of ./paths, got an object")]),
+    ({"userConfig": {"9a": 1, "b": {"type": "int", "title": 1, "sensitive": "yes",
+                                    "required": True, "multiple": 0},
+                     "c": {"type": "string", "title": "t", "description": "d"}}},
+     [(VALUE, "plugin.json: userConfig.9a: an option key is letters, digits and _, not "
+              "starting with a digit"),
+      (TYPE, "plugin.json: userConfig.9a: expected an object, got 1"),
+      (VALUE, "plugin.json: userConfig.b.type: 'int' is not one of string, number, boolean, "
+              "directory, file"),
+      (TYPE, "plugin.json: userConfig.b.title: expected a string (required), got 1"),
+      (TYPE, "plugin.json: userConfig.b.description: expected a string (required), got null"),
+      (TYPE, "plugin.json: userConfig.b.sensitive: expected a boolean, got 'yes'"),
+      (TYPE, "plugin.json: userConfig.b.multiple: expected a boolean, got 0")]),
+    ({"userConfig": [1]},
+     [(TYPE, "plugin.json: userConfig: expected an object of options, got an array")]),
+])
+def test_each_plugin_json_field_is_refused_with_its_code_and_place(
+        fields: dict[str, object], refused: list[tuple[str, str]]) -> None:
+    assert _refused({"name": "p", **fields}) == refused
+
+
+def test_a_component_field_names_at_most_ten_thousand_paths() -> None:
+    assert _refused({"name": "p", "outputStyles": ["./o"] * 10_000}) == []
+    assert _refused({"name": "p", "outputStyles": ["./o"] * 10_001}) == [
+        ("harness.limit", "plugin.json: outputStyles: 10001 paths, at most 10000 (real plugins "
+                          "name tens)")]
+
+
+def test_commands_as_an_object_list_each_source() -> None:
+    manifest = parse_plugin_manifest(json.dumps({"name": "p", "commands": {
+        "a": {"source": "./c/a.md"}, "b": {"content": "# b"}, "c": {"source": "./c/"},
+        "d": {"source": ["./d/x.md", "./d/y.md"]}}}).encode(), source="plugin.json",
+        host="claude-code", refusals=Findings(), warnings=Findings())
+    assert manifest is not None
+    assert manifest.paths_of("commands") == ("c/a.md", "c", "d/x.md", "d/y.md")
+
+
+def test_each_plugin_json_refusal_is_said_once_with_the_value() -> None:
+    assert _refused({"name": "p", "author": "me", "defaultEnabled": 1, "description": 3}) == [
+        (TYPE, "plugin.json: description: expected a string, got 3"),
+        (TYPE, "plugin.json: defaultEnabled: expected a boolean, got 1"),
+        (TYPE, "plugin.json: author: expected an object {name, email, url}, got 'me'")]
+    assert _refused({"name": "p", "author": {"name": 3, "email": 4}}) == [
+        (TYPE, "plugin.json: author.name: expected a string, got 3"),
+        (TYPE, "plugin.json: author.email: expected a string, got 4")]
+    assert _refused({"name": "p", "author": {"name": " ", "url": "u"}}) == [
+        (VALUE, "plugin.json: author.name: must not be empty")]
+    assert _refused({"name": "p", "settings": {}}) == []
+    assert _refused({"name": "p", "settings": [1]}) == [
+        (TYPE, "plugin.json: settings: expected an object, got an array")]
+
+
+def _parsed(document: object, fallback: dict[str, object] | None = None) -> tuple[
+        list[tuple[str, str]], tuple[str, str | None, str, str] | None]:
+    refusals, warnings = Findings(), Findings()
+    manifest = parse_plugin_manifest(json.dumps(document).encode(), source="plugin.json",
+                                     host="claude-code", refusals=refusals, warnings=warnings,
+                                     fallback=fallback)
+    return ([(f.code.name, f.message) for f in refusals],
+            None if manifest is None else (manifest.name, manifest.version,
+                                           manifest.version_from, manifest.named_from))
+
+
+NAME_REFUSED = ("the host refuses an empty name or one holding a space or a control or "
+                "bidirectional-formatting character")
+
+
+@pytest.mark.parametrize(("document", "fallback", "expected"), [
+    ([1], None, ([(TYPE, "plugin.json: expected an object, got an array")], None)),
+    ({"name": "a"}, None, ([], ("a", None, "none", "plugin.json"))),
+    ({"name": "a" * 64}, None, ([], ("a" * 64, None, "none", "plugin.json"))),
+    ({"name": "a" * 65}, None, ([(VALUE, f"plugin.json: name {'a' * 65!r}: must be 1 to 64 "
+                                         "characters")], None)),
+    ({"name": ""}, None, ([(VALUE, f"plugin.json: name '': {NAME_REFUSED}")], None)),
+    ({"name": "a\x01"}, None, ([(VALUE, f"plugin.json: name 'a\\x01': {NAME_REFUSED}")], None)),
+    ({"name": "a/b"}, None, ([(VALUE, "plugin.json: name 'a/b': must be a single portable "
+                                      "file name component")], None)),
+    ({"name": ".."}, None, ([(VALUE, "plugin.json: name '..': must be a single portable file "
+                                     "name component")], None)),
+    ({"name": "p"}, {"version": "2.0.0"}, ([], ("p", "2.0.0", "marketplace", "plugin.json"))),
+    ({"name": "p"}, {"version": 2}, ([], ("p", None, "none", "plugin.json"))),
+    ({"name": "p", "version": None}, {"version": "2.0.0"},
+     ([(TYPE, "plugin.json: version: expected a string, got null")], None)),
+    ({"version": "1.0.0"}, {"name": "q"}, ([], ("q", "1.0.0", "plugin.json", "marketplace"))),
+    ({"name": "p", "keywords": 3},
+     None, ([(TYPE, "plugin.json: keywords: expected an array of strings, got 3")], None)),
+])
+def test_a_manifest_is_named_and_versioned_as_the_host_names_it(
+        document: object, fallback: dict[str, object] | None,
+        expected: tuple[list[tuple[str, str]], tuple[str, str | None, str, str] | None]) -> None:
+    assert _parsed(document, fallback) == expected
+
+
+def test_a_manifest_nests_at_most_32_deep() -> None:
+    with pytest.raises(Refused) as caught:
+        _parsed({"name": "p", "metadata": json.loads("[" * 32 + "]" * 32)})
+    assert [(f.code.name, f.message) for f in caught.value.findings] == [
+        ("json.too-deep", "plugin.json: nesting deeper than 32")]
+    assert _parsed({"name": "p", "metadata": json.loads("[" * 31 + "]" * 31)})[0] == []
+
+
+def test_a_manifest_takes_any_number_and_up_to_4_mib() -> None:
+    assert _parsed({"name": "p", "metadata": [-1.5, 10**30]})[0] == []
+    assert _parsed({"name": "p", "metadata": "x" * (2 << 20)})[0] == []  # over read_json's 1
+    assert name_problem("a b") == "must be a single portable file name component"

@@ -139,3 +139,93 @@ def test_mcp_servers_as_the_host_keeps_or_drops_them(server: dict[str, object],
     found = servers_from_file({"mcpServers": {"s": server}, "other": 1}, source=".mcp.json",
                               refusals=refusals, warnings=Findings())
     assert bool(refusals) == refused and len(found) == (0 if refused else 1)
+
+
+def _servers(document: object) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+    refusals = Findings()
+    found = servers_from_file(document, source="m.json", refusals=refusals, warnings=Findings())
+    return ([(f.code.name, f.message) for f in refusals],
+            [(server.name, server.source, server.transport) for server in found])
+
+
+def test_each_mcp_refusal_has_its_code_and_place() -> None:
+    schema = "harness.json-schema"
+    whole = (schema, "m.json: expected an object of MCP servers, got an array")
+    assert _servers([1]) == _servers({"mcpServers": [1]}) == ([whole], [])
+    assert _servers({"a": 1, "b": {"command": "x", "args": [1]},
+                     "c": {"command": "x", "args": "y"}, "d": {"command": "x", "headersHelper": 3},
+                     "e": {"type": "http", "url": "x"}, "f": {"type": "sse"},
+                     "g": {"url": "https://h.example"}, "h": {"command": "x", "args": ["a"]},
+                     "i": {"command": "x", "timeout": True},
+                     "j": {"command": "x", "env": {"A": 1}}}) == ([
+        (schema, "m.json: mcpServers.a: expected a server object, got 1"),
+        (schema, "m.json: mcpServers.b.args: expected an array of strings"),
+        (schema, "m.json: mcpServers.c.args: expected an array of strings"),
+        (schema, "m.json: mcpServers.d.headersHelper: expected a string, got 3"),
+        (schema, "m.json: mcpServers.e.url: is not an absolute URL (no scheme)"),
+        (schema, "m.json: mcpServers.f: needs a url"),
+        (schema, "m.json: mcpServers.g: needs a command (a server with a url needs a type: "
+                 "http, sse or ws)"),
+        (schema, "m.json: mcpServers.i.timeout: expected a number, got true"),
+        (schema, "m.json: mcpServers.j.env: expected an object of strings")],
+        [("h", "m.json", "stdio")])
+    assert _servers({"mcpServers": {"k": {"type": "ws", "url": "wss://h.example/x"}},
+                     "other": 1}) == ([], [("k", "m.json", "ws")])
+
+
+def test_an_mcp_server_gives_its_strings_and_catalogue_entry() -> None:
+    local, remote = servers_from_file({"a": {
+        "command": "run", "args": ["x", "y"], "cwd": "/w", "env": {"A": "1"}}, "b": {
+        "type": "http", "url": "https://h.example/", "headers": {"H": "v"}}},
+        source="m.json", refusals=Findings(), warnings=Findings())
+    assert local.strings() == [("command", "run"), ("cwd", "/w"), ("args[0]", "x"),
+                               ("args[1]", "y"), ("env.A", "1")]
+    assert remote.strings() == [("url", "https://h.example/"), ("headers.H", "v")]
+    assert local.to_catalogue() == {"name": "a", "source": "m.json", "type": "stdio",
+                                    "command": "run", "args": ["x", "y"]}
+    assert remote.to_catalogue() == {"name": "b", "source": "m.json", "type": "http",
+                                     "url": "https://h.example/"}
+
+
+def test_quoting_reads_on_after_an_escape_a_placeholder_and_a_skipped_hook() -> None:
+    command = "a\\ b ${CLAUDE_PLUGIN_ROOT}/x $CLAUDE_PROJECT_DIR/y"
+    assert list(unquoted(command)) == ["CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR"]
+    warnings = judge_quoting([_hook("${CLAUDE_PLUGIN_ROOT}/x", args=[]),
+                              _hook("${CLAUDE_PLUGIN_DATA}/y")])
+    assert [f.code.name for f in warnings] == ["hook.unquoted-variable"]
+    assert "${CLAUDE_PLUGIN_DATA}" in warnings.items[0].message
+
+
+@pytest.mark.parametrize(("url", "valid"), [
+    ("https://a:65535/", True), ("https://a:65536/", False),
+    ("https://user@name@c.example/", True),  # the last @ ends the user information
+    ("https://[::1]]/", False),
+])
+def test_url_ports_and_authorities_at_their_edges(url: str, valid: bool) -> None:
+    assert (url_problem(url) is None) == valid
+
+
+def test_every_alternative_of_a_version_range_is_read() -> None:
+    assert not is_version_range("1 - 2 || garbage")
+
+
+def _nested(depth: int, guard: object, *, lists: bool = False) -> object:
+    document: object = {"PreToolUse": guard}
+    for _ in range(depth):
+        document = [document] if lists else {"a": document}
+    return document
+
+
+@pytest.mark.parametrize("lists", [False, True])
+def test_guards_out_of_place_are_found_sixty_four_levels_deep(lists: bool) -> None:
+    assert len(list(misplaced_guards(_nested(64, 1, lists=lists)))) == 1
+    assert list(misplaced_guards(_nested(65, 1, lists=lists))) == []
+    through_hooks = {"hooks": {"Stop": _nested(62, 1, lists=lists)}}
+    assert len(list(misplaced_guards(through_hooks))) == 1
+    assert list(misplaced_guards({"hooks": {"Stop": _nested(63, 1, lists=lists)}})) == []
+
+
+def test_guards_are_sought_past_a_server_map_and_in_nested_ones() -> None:
+    assert list(misplaced_guards({"mcpServers": {}, "PreToolUse": 1})) == ["PreToolUse"]
+    assert list(misplaced_guards({"a": {"mcpServers": {"PreToolUse": 1}}})) == [
+        "a.mcpServers.PreToolUse"]

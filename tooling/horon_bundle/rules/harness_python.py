@@ -197,8 +197,10 @@ _BINDING = {ast.Import, ast.ImportFrom}
 
 
 def _bindings(nodes: list[ast.AST], folded: dict[int, str]) -> dict[str, str]:
-    """name -> what it is bound to (os, environ, getenv, …), from imports and assignments;
-    a few rounds so that the order of assignments in the file does not matter."""
+    """name -> what it is bound to (os, environ, getenv, …), from imports and assignments,
+    taken in the file's order (`nodes` holds a body's statements last first: in that order a
+    chain `a = os.environ; b = a; c = b; d = c` took a round per link and escaped three);
+    a few rounds more for names bound before the line that gives them their value."""
     kinds: dict[str, str] = {}
     for node in nodes:
         if type(node) not in _BINDING:
@@ -217,7 +219,9 @@ def _bindings(nodes: list[ast.AST], folded: dict[int, str]) -> dict[str, str]:
                     kind = names.get(name) or _MODULES.get(f"{node.module}.{name}")
                     if kind is not None:
                         kinds[alias.asname or name] = kind
-    assignments = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
+    assignments = sorted((n for n in nodes
+                          if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))),
+                         key=lambda n: (n.lineno, n.col_offset))
     for _round in range(3):
         changed = False
         memo: dict[int, str | None] = {}

@@ -24,6 +24,7 @@ from horon_bundle.rules.harness_reads import Reads
 from horon_bundle.rules.harness_shell_lex import Command, commands, substitutions
 
 MAX_NESTING = 4  # sh -c "sh -c '…'", eval, $( … ) read again at most this deep
+NESTED = f"code nested more than {MAX_NESTING} deep"  # what lint then says it did not read
 MAX_ALIAS_WORDS = 8  # the words an alias stands for (a long one is cut: each use copies it)
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=", re.DOTALL)
@@ -264,6 +265,10 @@ def _judge(program: str, args: list[str], reads: Reads, depth: int) -> None:
     elif program in ("declare", "typeset") and "-p" in args:
         reads.names.update(operands)  # declare -p NAME prints NAME's value
     elif depth >= MAX_NESTING:
+        if program == "eval" or (program in _SCRIPTING and _after_flag(args, _CODE_FLAGS)) \
+                or ((program in SHELLS or program.startswith("$") or _PYTHON.fullmatch(program))
+                    and _after_flag(args, {"-c"}) is not None):
+            reads.unread.add(NESTED)  # said, not silently skipped: a way to hide a read
         return
     elif program == "eval":
         if any("$" in a or "`" in a for a in args):

@@ -114,8 +114,9 @@ def manifest_from_object(document: dict[str, Any], *, source: str, host: str,
         refusals.add(codes.HARNESS_MANIFEST_VALUE,
                      f"{source}: version {version!r}: cannot name the bundle's file: expected "
                      "letters, digits and . + _ - (at most 64), such as 1.2.0")
-    description = checks.text(document, "description") if "description" in document else None
-    checks.check_all(document)
+    checks.check_all(document)  # refuses a description that is not a string, once
+    description = document.get("description")
+    description = description if isinstance(description, str) else None
     component_paths: dict[str, tuple[str, ...]] = {}
     inline: dict[str, dict[str, Any]] = {}
     for key, suffix in (*PATH_FIELDS.items(), *CONFIG_FIELDS.items()):
