@@ -15,6 +15,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from horon_bundle.core.hashing import hash_bytes, hash_file
+from horon_bundle.model.checks import PASS, Check
 from horon_bundle.model.release_statement import (
     STATEMENT_SUFFIX,
     parse_statement_file,
@@ -26,6 +27,7 @@ from horon_bundle.publish.destinations.interface import OciAddress, parse_addres
 from horon_bundle.publish.destinations.oci_client import RegistryClient
 from horon_bundle.sign.files import prepare, sign_files
 from horon_bundle.sign.signer import Signer
+from horon_bundle.verify import attestation as attestation_check
 from horon_bundle.verify.signature import IN_TOTO_PAYLOAD_TYPE
 from tests.harness_support import write_json, write_plugin
 from tests.helpers import REPO, assert_refused, cli, tree_snapshot
@@ -304,6 +306,27 @@ def test_attestation_needs_a_signer_and_an_archive(tmp_path: Path,
     assert_refused(cli("install", dist, "--home", home, "--attestation", statement,
                        *_signer_args(instance)), "usage.invalid", status=2)
     assert not home.exists()
+
+
+def test_install_admits_only_the_bytes_the_attestation_check_hashed(
+        tmp_path: Path, instance: SyntheticInstance, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An archive replaced after `--attestation` was checked and before the install's own
+    verify (here: by the check itself, on its way out) is refused, the home untouched: the
+    install takes the digest the attestation proved, never the file's word afterwards."""
+    dist = _two_jobs(tmp_path, env=LOCAL)
+    first, second = sorted(dist.glob("*.zip"))
+
+    def passes_then_swaps(name: str, *_: object) -> Check:
+        shutil.copyfile(second, first)  # other valid bytes under the checked name
+        return Check(attestation_check.CHECK_NAME, PASS, [], "subject (test)")
+
+    monkeypatch.setattr(attestation_check, "check_attestation", passes_then_swaps)
+    home = tmp_path / "home"
+    result = cli("install", first, "--home", home, "--attestation", _statements(dist)[0],
+                 *_signer_args(instance))
+    assert_refused(result, "install.integrity")
+    assert "when it was checked against its log entry or statement" in result.stderr
+    assert not home.exists() or tree_snapshot(home) == {}
 
 
 def test_sign_refuses_a_statement_of_two_lines_or_with_an_archive_changed(
