@@ -440,7 +440,8 @@ WHY = {
                "archive's own digest from that same read), then the copy (by "
                "`copy_file_range` for a directory and for stored entries) is hashed as it "
                "lands, a chunk behind on the second core, and one `syncfs` makes it durable: "
-               "two SHA-256 passes where `cp` does none. Both are the contract: SPEC §8 "
+               "two SHA-256 passes where `cp` does none. Both are the contract "
+               "(docs/install.md): it "
                "verifies the bundle before anything is staged (a refused bundle never "
                "touches the home, not even to create it) and requires the staged copy to be "
                "proved before the rename, which its digests do. So the floor here is the "
@@ -449,7 +450,7 @@ WHY = {
                "may start, plus the copy with its hash (0.16 s more): already 1.7× the "
                "0.19 s `cp` + `sync` take, before the start-up. Meeting the row would take "
                "staging while "
-               "verifying (a tee from the verifier's streams into staging), which §8 "
+               "verifying (a tee from the verifier's streams into staging), which it "
                "forbids.",
     "oci://": "oci:// publish: the upload and commit alone run at about curl's speed; the "
               "rest is the preflight, a verify of the archive (a stored library is read and "
