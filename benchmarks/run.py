@@ -4,8 +4,8 @@
 Every figure is measured in this run: bundles are built by the real `horon-bundle build`,
 each operation runs as a child process interleaved with its baseline (median of
 `--rounds`), peak RSS is the tool's own (GNU `time`, benchmarks/measure.py). The publish,
-install and memory rows, which this code owns, are asserted (`--no-assert` reports only);
-the others are reported with whether they meet their target. The report is
+install, memory and recorded-graph rows, which this code owns, are asserted (`--no-assert`
+reports only); the others are reported with whether they meet their target. The report is
 docs/benchmarks.md unless `--out` says otherwise.
 """
 
