@@ -1,0 +1,93 @@
+"""`build --all-plugins`: one resolve shared where it is each plugin's own, cargo for the next
+plugin overlapped with the bundling of the previous, the outcome of a sequential run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from horon_bundle.build.overlap import overlapped
+from horon_bundle.build.shared_resolve import SharedResolve, resolve_is_feature_free
+from horon_bundle.cargo.metadata import load_metadata, load_workspace_metadata
+from tests.helpers import HOST
+
+CLAIM = ("clock", "greeting")
+
+
+def _two_plugins(root: Path, *, optional: bool) -> tuple[Path, list[str]]:
+    from benchmarks.fixtures import many_plugins_workspace  # noqa: PLC0415 - the bench's maker
+
+    workspace, ids = many_plugins_workspace(root, 2)
+    if optional:  # plugin-01's `clock` feature pulls in a helper crate of the workspace
+        helper = workspace / "crates" / "helper"
+        (helper / "src").mkdir(parents=True)
+        (helper / "src" / "lib.rs").write_text("pub fn value() -> u32 {\n    1\n}\n")
+        (helper / "Cargo.toml").write_text('[package]\nname = "helper"\nversion = "0.1.0"\n'
+                                           'edition = "2021"\nlicense = "Apache-2.0"\n')
+        manifest = workspace / "crates" / "plugin-01" / "Cargo.toml"
+        text = manifest.read_text().replace("clock = []", 'clock = ["dep:helper"]')
+        manifest.write_text(text.rstrip() + '\nhelper = { path = "../helper", optional = true }\n')
+        subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=workspace, check=True,
+                       capture_output=True)
+    return workspace, ids
+
+
+def test_one_resolve_serves_every_plugin_without_optional_dependencies(tmp_path: Path) -> None:
+    """The shared call's resolve is each plugin's own (the same packages and edges), so the
+    graph walked from it is the same."""
+    workspace, _ = _two_plugins(tmp_path, optional=False)
+    shared = load_workspace_metadata(workspace, target=HOST)
+    assert resolve_is_feature_free(shared)
+    for package in ("horon-plugin-01", "horon-plugin-02"):
+        own = load_metadata(workspace, target=HOST, package=package, claim=CLAIM)
+        assert own == shared, package
+    assert SharedResolve(workspace, environ=os.environ, target_dir=None).for_target(HOST) == shared
+
+
+def test_an_optional_dependency_keeps_each_plugins_own_resolve(tmp_path: Path) -> None:
+    """A feature that activates an optional dependency adds an edge the shared call does not
+    have: with one in the workspace, every plugin asks cargo for its own resolve."""
+    workspace, _ = _two_plugins(tmp_path, optional=True)
+    shared = load_workspace_metadata(workspace, target=HOST)
+    own = load_metadata(workspace, target=HOST, package="horon-plugin-01", claim=CLAIM)
+    plugin = own.member("horon-plugin-01")
+    assert plugin is not None
+    assert [e.dep_name for e in own.edges[plugin.id]] == ["helper"]
+    assert shared.edges.get(plugin.id, ()) != own.edges[plugin.id]
+    assert not resolve_is_feature_free(shared)
+    assert SharedResolve(workspace, environ=os.environ, target_dir=None).for_target(HOST) is None
+
+
+def test_overlapped_keeps_order_and_the_first_failure_in_order() -> None:
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def first(item: int) -> int:
+        with lock:
+            seen.append(f"first {item}")
+        if item == 3:
+            raise ValueError("first 3")
+        return item * 10
+
+    def second(item: int, middle: int) -> int:
+        with lock:
+            seen.append(f"second {item}")
+        if item == 1:
+            raise KeyError("second 1")
+        return middle + 1
+
+    assert overlapped([0, 1, 2], first, lambda i, m: m + 1) == [1, 11, 21]
+    # item 1's bundling failed; whatever cargo step ran after it, its error is the one raised
+    with pytest.raises(KeyError, match="second 1"):
+        overlapped([0, 1, 2, 3, 4], first, second)
+    assert "first 4" not in seen
+    # a cargo step fails: every earlier item is finished first, as a sequential run leaves it
+    seen.clear()
+    with pytest.raises(ValueError, match="first 3"):
+        overlapped([0, 2, 3, 4], first, second)
+    assert {"second 0", "second 2"} <= set(seen)
+    assert "first 4" not in seen
