@@ -478,12 +478,15 @@ WHY = {
     "doctor": "doctor ÷ verify: doctor is a verify plus a second interpreter loading the "
               "library in its namespaces under strace, its trace parsed, and `rustc -vV` for "
               "the host triple.",
-    "`build --all-plugins`": "20 plugins: one run probes the toolchain once, reads the "
-                             "workspace's members once, and bundles each plugin (probe "
-                             "child, SBOM, staged verify, archive) on a second thread while "
-                             "cargo runs for the next; each plugin keeps its own `cargo "
-                             "metadata` (its resolve under its own features) and cargo "
-                             "command.",
+    "`build --all-plugins`": "20 plugins: one run probes the toolchain once and asks cargo "
+                             "for the workspace's resolve once (no optional dependency); "
+                             "while cargo runs for the next plugin, a second thread bundles "
+                             "the previous one and its probe child starts at once. What is "
+                             "left per plugin: its own cargo command (the baseline), a probe "
+                             "child (~50 ms of CPU: an interpreter in its namespaces), the "
+                             "archive (each entry deflated twice: once to decide whether to "
+                             "store it), fsyncs, SBOM and run record; on 2 shared cores the "
+                             "CPU, not the waiting, sets the figure.",
 }
 
 

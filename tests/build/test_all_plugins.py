@@ -13,7 +13,7 @@ import pytest
 from horon_bundle.build.overlap import overlapped
 from horon_bundle.build.shared_resolve import SharedResolve, resolve_is_feature_free
 from horon_bundle.cargo.metadata import load_metadata, load_workspace_metadata
-from tests.helpers import HOST
+from tests.helpers import HOST, assert_refused, cli, tree_snapshot
 
 CLAIM = ("clock", "greeting")
 
@@ -81,13 +81,45 @@ def test_overlapped_keeps_order_and_the_first_failure_in_order() -> None:
         return middle + 1
 
     assert overlapped([0, 1, 2], first, lambda i, m: m + 1) == [1, 11, 21]
-    # item 1's bundling failed; whatever cargo step ran after it, its error is the one raised
+    # item 1's bundling failed: its error is the one raised (not the cargo step's of item 3,
+    # which may have run meanwhile), and nothing after it is bundled
     with pytest.raises(KeyError, match="second 1"):
         overlapped([0, 1, 2, 3, 4], first, second)
     assert "first 4" not in seen
+    assert "second 2" not in seen
     # a cargo step fails: every earlier item is finished first, as a sequential run leaves it
     seen.clear()
     with pytest.raises(ValueError, match="first 3"):
         overlapped([0, 2, 3, 4], first, second)
     assert {"second 0", "second 2"} <= set(seen)
     assert "first 4" not in seen
+
+
+@pytest.mark.slow
+def test_a_plugin_refused_by_its_probe_stops_the_run_in_order(tmp_path: Path,
+                                                              cargo_target_dir: Path) -> None:
+    """plugin-01's library aborts when loaded: its probe's refusal is the run's, nothing of it
+    is written, and plugin-02 (whose cargo command and probe may have run meanwhile) is never
+    bundled, as in a sequential run."""
+    workspace, _ = _two_plugins(tmp_path, optional=False)
+    library = workspace / "crates" / "plugin-01" / "src" / "lib.rs"
+    library.write_text(library.read_text() + ABORT_AT_LOAD)
+    out = tmp_path / "out"
+    result = cli("build", workspace, "--all-plugins", "--out", out,
+                 "--target-dir", cargo_target_dir / "two-plugins")
+    assert_refused(result, "abi.crash")
+    assert "libhoron_plugin_01.so" in result.stderr
+    assert tree_snapshot(out) == {}
+
+
+ABORT_AT_LOAD = """
+/// Test fault: the library aborts as soon as it is loaded.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static ABORT_AT_LOAD: extern "C" fn() = {
+    extern "C" fn abort_at_load() {
+        std::process::abort()
+    }
+    abort_at_load
+};
+"""

@@ -6,7 +6,7 @@ Shared by `build` (which then bundles it) and `compile` (which writes an artifac
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,12 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.files import exclusive_use, write_failed
 from horon_bundle.core.hashing import Digest, copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
-from horon_bundle.model.evidence import EVIDENCE_INVOCATION, Invocation, RecordedArtifact
+from horon_bundle.model.evidence import (
+    EVIDENCE_INVOCATION,
+    Advertised,
+    Invocation,
+    RecordedArtifact,
+)
 from horon_bundle.rules.features_and_qa import judge_graph
 
 
@@ -135,11 +140,25 @@ def run_declared_cargo(request: LibraryRequest, *, target_dir: Path | None, sour
                      copied=copied, digest=digest, artifacts=tuple(artifacts), source=source)
 
 
-def finish_compiled(step: CargoStep) -> CompiledLibrary:
-    """Resolve and judge the graph, read what the library advertises, render its assets."""
+Observed = tuple[Advertised | None, list[str]]
+
+
+def observe_library(step: CargoStep) -> Observed:
+    """What the copied library advertises (its section, and the probe child where it loads)."""
+    request = step.request
+    return observation.read_advertised(
+        step.copied, target=request.target, toolchain=request.toolchain,
+        reporter=request.reporter, timeout=request.probe_timeout)
+
+
+def finish_compiled(step: CargoStep,
+                    observed: Callable[[], Observed] | None = None) -> CompiledLibrary:
+    """Resolve and judge the graph, read what the library advertises, render its assets.
+    `observed`: that reading, when the caller started it already (its answer, or its refusal,
+    is taken where a sequential build would have made it: after the judges)."""
     request, metadata, package, run = step.request, step.metadata, step.package, step.run
     copied, digest, artifacts, source = step.copied, step.digest, step.artifacts, step.source
-    claim, target = request.claim, request.target
+    claim = request.claim
     lock_path = metadata.workspace_root / "Cargo.lock"
     graph = build_graph(metadata=metadata, plugin=package, units=run.units,
                         checksums=lock_checksums(lock_path))
@@ -154,9 +173,7 @@ def finish_compiled(step: CargoStep) -> CompiledLibrary:
         exit_status=run.exit_status, artifacts=tuple(artifacts),
         source_revision=source.revision, source_dirty=source.dirty,
         cargo_lock_sha256=lock_digest.sha256)
-    advertised, notes = observation.read_advertised(
-        copied, target=target, toolchain=request.toolchain, reporter=request.reporter,
-        timeout=request.probe_timeout)
+    advertised, notes = observed() if observed is not None else observe_library(step)
     evidence = Evidence(kind=EVIDENCE_INVOCATION, invocation=invocation, record=None,
                         record_sha256=None, cargo_lock_sha256=lock_digest.sha256,
                         source_revision=source.revision, source_dirty=source.dirty)

@@ -3,8 +3,9 @@ while one worker thread bundles the previous one (its probe child, SBOM, staged 
 archive; hashing, zlib and the waits for child processes release the GIL).
 
 The outcome is the sequential one: results in item order, the first failure in item order is
-the one raised, every item before it is finished (as a sequential run would have left it), and
-no cargo step starts once a bundling step has failed.
+the one raised, every item before it is finished (as a sequential run would have left it), no
+item after it is bundled, and no cargo step starts once a bundling step is known to have
+failed (the one already running when it failed finishes; nothing of it is written).
 """
 
 from __future__ import annotations
@@ -23,22 +24,38 @@ Result = TypeVar("Result")
 
 def overlapped(items: Sequence[Item], first: Callable[[Item], Middle],
                second: Callable[[Item, Middle], Result]) -> list[Result]:
-    """`first(item)` in order on this thread, `second(item, middle)` in order on one worker."""
+    """`first(item)` in order on this thread, `second(item, middle)` in order on one worker;
+    no `second` runs after one has failed (the items after it are never finished)."""
+    failed = threading.Event()
+
+    def guarded(item: Item, middle: Middle) -> Result:
+        if failed.is_set():
+            raise _Skipped
+        try:
+            return second(item, middle)
+        except BaseException:
+            failed.set()
+            raise
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="horon-bundle") as pool:
         pending: list[Future[Result]] = []
         try:
             for item in items:
-                if any(f.done() and f.exception() is not None for f in pending):
+                if failed.is_set():
                     break  # an earlier item failed: its error is raised below, in order
                 middle = first(item)
-                pending.append(pool.submit(second, item, middle))
+                pending.append(pool.submit(guarded, item, middle))
         except BaseException:
             for future in pending:  # earlier items: finished first, their failure wins
                 earlier = future.exception()
                 if earlier is not None:
                     raise earlier from None
             raise
-        return [future.result() for future in pending]
+        return [future.result() for future in pending]  # the first failure, in order
+
+
+class _Skipped(Exception):
+    """An item after a failed one: raised only behind that failure, which is reported."""
 
 
 class SerialReporter:

@@ -10,6 +10,8 @@ import dataclasses
 import datetime
 import os
 import platform
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +21,9 @@ from horon_bundle.build.bundle import package_bundle
 from horon_bundle.build.compiled import CompiledLibrary, LibraryRequest
 from horon_bundle.build.library import (
     CargoStep,
+    Observed,
     finish_compiled,
+    observe_library,
     run_declared_cargo,
     scratch_directory,
 )
@@ -52,6 +56,8 @@ from horon_bundle.model.declaration import (
 from horon_bundle.model.release_statement import run_identity
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
 from horon_bundle.verify.signature import require_signature
+
+Made = tuple[datetime.datetime, CargoStep, Future[Observed]]  # a cargo step, its probe started
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,10 +207,11 @@ def _cargo_step(context: BuildContext, target: str, *, scratch: Path,
 
 
 def _bundle(context: BuildContext,
-            made: tuple[datetime.datetime, CargoStep | CompiledLibrary]) -> BuildResult:
+            made: tuple[datetime.datetime, CargoStep | CompiledLibrary],
+            observed: Callable[[], Observed] | None = None) -> BuildResult:
     """From the cargo step (or a prebuilt library) to the bundle, its archive and run record."""
     started, step = made
-    library = finish_compiled(step) if isinstance(step, CargoStep) else step
+    library = finish_compiled(step, observed) if isinstance(step, CargoStep) else step
     context.reporter.step(f"assembling {context.plugin.id} {library.package.version} for "
                           f"{library.target}")
     result = package_bundle(declaration=context.declaration, plugin=context.plugin,
@@ -217,30 +224,36 @@ def _bundle(context: BuildContext,
 def _build_overlapped(contexts: dict[str, BuildContext],
                       items: list[tuple[PluginDeclaration, str]]) -> list[BuildResult]:
     """Several libraries from source: cargo runs for the next while the previous is bundled,
-    each in its own scratch directory (two targets' libraries share a file name); with
-    `--all-plugins`, one `cargo metadata` per target where it is every plugin's own."""
+    and each library's probe child starts as soon as cargo has made it (on its own thread:
+    the child's start-up is mostly waiting); each library in its own scratch directory (two
+    targets' libraries share a file name). With `--all-plugins`, one `cargo metadata` per
+    target where it is every plugin's own (build/shared_resolve.py)."""
     first = next(iter(contexts.values()))
     shared = (SharedResolve(first.declaration.workspace, environ=first.environ,
                             target_dir=first.target_dir)
               if first.request.all_plugins else None)
     numbered = list(enumerate(items))
+    probes = ThreadPoolExecutor(max_workers=2, thread_name_prefix="horon-probe")
 
-    def cargo(item: tuple[int, tuple[PluginDeclaration, str]]
-              ) -> tuple[datetime.datetime, CargoStep]:
+    def cargo(item: tuple[int, tuple[PluginDeclaration, str]]) -> Made:
         index, (plugin, target) = item
         scratch = first.scratch / str(index)
         try:
             scratch.mkdir()
         except OSError as exc:
             raise write_failed(scratch, exc) from None
-        return _cargo_step(contexts[plugin.id], target, scratch=scratch,
-                           metadata=shared.for_target(target) if shared else None)
+        started, step = _cargo_step(contexts[plugin.id], target, scratch=scratch,
+                                    metadata=shared.for_target(target) if shared else None)
+        return started, step, probes.submit(observe_library, step)
 
-    def bundle(item: tuple[int, tuple[PluginDeclaration, str]],
-               made: tuple[datetime.datetime, CargoStep]) -> BuildResult:
-        return _bundle(contexts[item[1][0].id], made)
+    def bundle(item: tuple[int, tuple[PluginDeclaration, str]], made: Made) -> BuildResult:
+        started, step, observed = made
+        return _bundle(contexts[item[1][0].id], (started, step), observed.result)
 
-    return overlapped(numbered, cargo, bundle)
+    try:
+        return overlapped(numbered, cargo, bundle)
+    finally:  # a failed run: the probes of libraries never to be bundled are not started
+        probes.shutdown(wait=True, cancel_futures=True)
 
 
 def _require_declared_files(workspace: Path, plugin: PluginDeclaration) -> None:
