@@ -45,13 +45,21 @@ def overlapped(items: Sequence[Item], first: Callable[[Item], Middle],
                     break  # an earlier item failed: its error is raised below, in order
                 middle = first(item)
                 pending.append(pool.submit(guarded, item, middle))
-        except BaseException:
+        except Exception:
             for future in pending:  # earlier items: finished first, their failure wins
                 earlier = future.exception()
                 if earlier is not None:
                     raise earlier from None
             raise
-        return [future.result() for future in pending]  # the first failure, in order
+        except BaseException:  # an interrupt: what is queued is not started
+            failed.set()
+            raise
+        try:
+            return [future.result() for future in pending]  # the first failure, in order
+        except BaseException as stopped:
+            if not isinstance(stopped, Exception):
+                failed.set()
+            raise
 
 
 class _Skipped(Exception):
