@@ -27,7 +27,7 @@ from horon_bundle.doctor.effects import ChildDirs, judge_snapshots, judge_trace,
 from horon_bundle.doctor.handshake import expect_rows, refusal_rows
 from horon_bundle.doctor.phases import PHASE_CHECKS, judge_phases
 from horon_bundle.doctor.report import DoctorReport
-from horon_bundle.doctor.trace import Offence, offences, parse_calls
+from horon_bundle.doctor.trace import TRACED, Offence, offences, parse_calls
 from horon_bundle.load.answers import Expect
 from horon_bundle.load.containment import (
     DEFAULT_MEMORY_LIMIT_MIB,
@@ -143,7 +143,7 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
         return
     report.passed("library", expected=manifest.library.sha256, got=manifest.library.sha256,
                   note=f"{manifest.library.path} copied out and re-hashed")
-    tracer = probe_tracer()
+    tracer = probe_tracer(TRACED)
     containment = probe_containment()
     report.environment = {"timeout_s": timeout, "memory_limit_mib": memory_limit >> 20,
                           **tracer.to_json(), **containment.to_json(),
@@ -221,7 +221,7 @@ def _read_trace(trace_log: Path, dirs: ChildDirs, transcript: Transcript,
         return None, "strace wrote no log"
     markers: list[str] = []
     with trace_log.open(encoding="utf-8", errors="replace") as lines:
-        found = offences(parse_calls(lines, markers), cwd=str(dirs.home))
+        found = offences(parse_calls(lines, markers, judged_only=True), cwd=str(dirs.home))
     unseen = [name for name in transcript.phases if name not in markers]
     if unseen and not transcript.problems:
         transcript.problems.append(Finding(
