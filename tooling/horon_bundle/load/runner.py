@@ -33,6 +33,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.process import DEVNULL, PIPE, Popen, TimeoutExpired, spawn
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.load.bytecode import compile_child
 from horon_bundle.load.child.keeper import SIGNAL_EXIT_BASE, STRAY_EXIT
 from horon_bundle.load.containment import (
     DEFAULT_MEMORY_LIMIT_MIB,
@@ -87,9 +88,16 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def child_argv(mode: str, library: Path, argument: dict[str, Any]) -> list[str]:
+def child_argv(mode: str, library: Path, argument: dict[str, Any], *,
+               site: bool = False) -> list[str]:
+    """`python -I -S -B`: isolated (no PYTHON* variables, no user site, no script directory),
+    without the site module (the child needs only the standard library and this package,
+    whose parent directory the bootstrap puts first on its path), writing no bytecode (the
+    parent compiles the child's modules: `load.bytecode`). `site` only so that coverage.py's
+    start-up hook (a `.pth` file) runs: our own test suite, never under a tracer."""
     package_parent = str(Path(horon_bundle.__file__).resolve().parent.parent)
-    return [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, package_parent, mode, str(library),
+    flags = ["-I", "-B"] if site else ["-I", "-S", "-B"]
+    return [sys.executable, *flags, "-c", _BOOTSTRAP, package_parent, mode, str(library),
             json.dumps(argument)]
 
 
@@ -141,16 +149,18 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
     with contextlib.ExitStack() as stack:
         if home is None:
             home = stack.enter_context(private_directory("horon-child-"))
+        env = child_environment(home, traced=bool(tracer))
+        compile_child()
         argv = [*tracer, *containment.prefix(),
                 *child_argv(mode, library, {**(argument or {}),
-                                            "memory_limit": memory_limit + image})]
+                                            "memory_limit": memory_limit + image},
+                            site=any(name.startswith("COVERAGE_") for name in env))]
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = tuple(pass_fds)  # doctor's progress file
         deadline = time.monotonic() + min(timeout, MAX_TIMEOUT)
-        process = spawn(argv, missing=codes.DOCTOR_ENVIRONMENT, cwd=home,
-                        env=child_environment(home, traced=bool(tracer)), stdin=DEVNULL,
+        process = spawn(argv, missing=codes.DOCTOR_ENVIRONMENT, cwd=home, env=env, stdin=DEVNULL,
                         stdout=PIPE, stderr=PIPE, **kwargs)
         try:
             collected = (_collect_windows(process, deadline) if sys.platform == "win32"

@@ -8,9 +8,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from typing import Any
 
 from horon_bundle.abi import types as t
+
+TYPE_CHECKING = False  # not typing's: the child does not import typing (its start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def marker(name: str) -> None:
