@@ -1,6 +1,7 @@
 """`horon-bundle doctor`: load a bundle's library in a child process and check ABI v1.
 
-In order: verify the bundle (a refused bundle stops here, with verify's findings); compare
+In order: verify the bundle (a refused bundle stops here, with verify's findings), while
+strace and the namespaces are probed beside it (`doctor.environment`); compare
 its target with the host's from the metadata alone (nothing is loaded for another target);
 copy the library out (an archive entry is streamed from the validated archive, never
 extracted wholesale) and check its digest again; run the child (`load.child`, mode `doctor`)
@@ -24,6 +25,7 @@ from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.doctor.effects import ChildDirs, judge_snapshots, judge_trace, snapshot
+from horon_bundle.doctor.environment import EnvironmentProbe
 from horon_bundle.doctor.handshake import expect_rows, refusal_rows
 from horon_bundle.doctor.phases import PHASE_CHECKS, judge_phases
 from horon_bundle.doctor.report import DoctorReport
@@ -35,9 +37,8 @@ from horon_bundle.load.containment import (
     MIN_MEMORY_LIMIT_MIB,
     Containment,
     mib,
-    probe_containment,
 )
-from horon_bundle.load.host import Tracer, host_target, probe_tracer
+from horon_bundle.load.host import Tracer, host_target
 from horon_bundle.load.runner import (
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,
@@ -71,7 +72,13 @@ def doctor_path(path: Path, *, timeout: float = DEFAULT_TIMEOUT,
         raise Refused.one(codes.DOCTOR_ENVIRONMENT,
                           f"--memory-limit {memory_limit_mib}: must be {MIN_MEMORY_LIMIT_MIB} "
                           f"to {MAX_MEMORY_LIMIT_MIB} MiB")
-    reporter = reporter or SilentReporter()
+    with EnvironmentProbe(TRACED) as probe:  # runs while the bundle is verified
+        return _doctor(path, probe, timeout=timeout, memory_limit_mib=memory_limit_mib,
+                       reporter=reporter or SilentReporter())
+
+
+def _doctor(path: Path, probe: EnvironmentProbe, *, timeout: float, memory_limit_mib: int,
+            reporter: Reporter) -> DoctorReport:
     report = DoctorReport(path=str(path))
     reporter.step(f"verifying {path}")
     verified = verify_path(path)
@@ -99,7 +106,7 @@ def doctor_path(path: Path, *, timeout: float = DEFAULT_TIMEOUT,
     report.passed("target", expected=host.triple, got=manifest.target, note=host.source)
     try:
         with private_directory("horon-doctor-") as temp:
-            _doctor_library(path, manifest, temp, timeout=timeout, report=report,
+            _doctor_library(path, manifest, temp, probe, timeout=timeout, report=report,
                             reporter=reporter, memory_limit=mib(memory_limit_mib))
     except OSError as exc:
         raise Refused.one(codes.DOCTOR_ENVIRONMENT,
@@ -130,8 +137,9 @@ def extract_library(path: Path, manifest: Manifest, directory: Path) -> Path:
     return destination
 
 
-def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: float,
-                    memory_limit: int, report: DoctorReport, reporter: Reporter) -> None:
+def _doctor_library(path: Path, manifest: Manifest, root: Path, probe: EnvironmentProbe, *,
+                    timeout: float, memory_limit: int, report: DoctorReport,
+                    reporter: Reporter) -> None:
     dirs = ChildDirs(home=root / "home", instance=root / "instance", config=root / "config")
     for directory in (dirs.home, dirs.instance, dirs.config, root / "lib"):
         directory.mkdir(mode=0o700)
@@ -143,8 +151,7 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
         return
     report.passed("library", expected=manifest.library.sha256, got=manifest.library.sha256,
                   note=f"{manifest.library.path} copied out and re-hashed")
-    tracer = probe_tracer(TRACED)
-    containment = probe_containment()
+    tracer, containment = probe.result()
     report.environment = {"timeout_s": timeout, "memory_limit_mib": memory_limit >> 20,
                           **tracer.to_json(), **containment.to_json(),
                           "own_session": sys.platform != "win32"}
