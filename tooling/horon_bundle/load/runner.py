@@ -224,6 +224,10 @@ def _collect(process: Popen[bytes], deadline: float) -> _Collected:
                 limit = min(limit, ended + EXIT_GRACE)
             if now >= limit:
                 break
+            if not selector.get_map():  # both pipes at their end: only the exit is left
+                with contextlib.suppress(TimeoutExpired):
+                    process.wait(timeout=limit - now)
+                continue
             for key, _ in selector.select(timeout=min(limit - now, 0.05)):
                 try:
                     chunk = os.read(key.fd, _READ)
