@@ -170,3 +170,15 @@ def test_an_strace_without_the_filter_options_traces_every_file_call(
     assert not tracer.seccomp
     assert tracer.syscalls == ()
     assert "trace=%file,%network" in tracer.options()
+    log = tmp_path / "trace.log"
+    script = (f"import sys; sys.path.insert(0, {str(REPO / 'tooling')!r})\n"
+              "from horon_bundle.load.child.loading import marker\n"
+              "marker('load-begin')\n"
+              "open('made', 'w').close()\n")
+    subprocess.run([*tracer.argv(log), sys.executable, "-I", "-c", script], cwd=tmp_path,
+                   check=True, env={"PATH": os.environ["PATH"]})
+    markers: list[str] = []
+    with log.open() as lines:
+        found = offences(parse_calls(lines, markers), cwd=str(tmp_path))
+    assert markers == ["load"]  # the readlink marker is a file call: traced here too
+    assert [Path(o.target).name for o in found] == ["made"]
