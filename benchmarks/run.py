@@ -458,14 +458,15 @@ WHY = {
     "verify of the small": "verify start-up: the imports of the verifier (about 200 modules; "
                            "dataclass creation and regular expressions compiled at import "
                            "time lead the profile below).",
-    "doctor": "doctor ÷ verify: doctor is a verify plus one probe chain (strace -- unshare "
-              "-- true, run beside the verify) and a second interpreter (`python -I -S -B`, its "
-              "bytecode compiled once by the parent) loading the library in its namespaces under "
-              "strace, which stops it only for the judged calls and the phase marker "
-              "(`--seccomp-bpf`); the trace is decoded from the first marker on, and the host "
-              "triple comes from the platform (no `rustc -vV`). What remains beyond the verify: "
-              "the child's start-up and the ABI calls under the tracer, the imports of the "
-              "doctor, load and (through `cli.home_args`) install modules.",
+    "doctor": "doctor ÷ verify: doctor is a verify plus one process chain, strace -- unshare "
+              "-- a second interpreter (`python -I -S -B`, its bytecode compiled once by the "
+              "parent) loading the library in its namespaces. No probe process: the child's "
+              "start byte proves strace and the namespaces. strace stops the child only for the "
+              "judged calls and the phase marker (`--seccomp-bpf`), the trace is decoded from the "
+              "first marker on, the host triple comes from the platform (no `rustc -vV`). What "
+              "remains beyond the verify: the child's interpreter start-up and imports (json, "
+              "ctypes, signal), the network namespace, the imports of the doctor and load "
+              "modules, and of install (through `cli.home_args`).",
     "20 plugins": "20 plugins: one run shares the toolchain probe and source facts; each "
                   "plugin still has its own `cargo metadata`, cargo command, probe child, "
                   "staged verify and archive, so the time grows linearly with that slope.",

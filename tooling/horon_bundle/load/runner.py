@@ -49,7 +49,12 @@ STDERR_TAIL = 64 << 10
 ANSWER_GRACE = 5.0  # seconds a child may take to end after its answer
 EXIT_GRACE = 1.0  # seconds its pipes may stay open after it ended
 _READ = 1 << 16
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+# The bootstrap's first act, before anything of the toolchain or the library is loaded: one
+# byte on stdout. Nothing before it can write there (strace and unshare do not), nothing after
+# it can take it back out of the pipe: with it, the wrappers worked; without it, no library
+# code ran (`ChildOutcome.started`).
+STARTED = b"."
+_BOOTSTRAP = ("import os, sys; os.write(1, b'.'); sys.path.insert(0, sys.argv.pop(1)); "
               "from horon_bundle.load.child.entry import main; sys.exit(main(sys.argv[1:]))")
 
 
@@ -63,6 +68,7 @@ class ChildOutcome:
     strays: str | None = None  # how processes the library started outlived the child
     memory_limit: int = mib(DEFAULT_MEMORY_LIMIT_MIB)
     image_bytes: int = 0  # the library file's size, added to the limit (its mapping)
+    started: bool = True  # the child's interpreter ran (its wrappers worked): `STARTED`
 
     def describe_end(self) -> str:
         if self.timed_out:
@@ -169,6 +175,8 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
             held = _end_tree(process, home, pass_fds, sweep=not containment.pid_namespace)
         if held:
             collected.strays = collected.strays or "processes it started still held its pipes"
+        started = bytes(collected.stdout[:1]) == STARTED
+        del collected.stdout[:1 if started else 0]
         answer, problem = (None, None) if collected.timed_out else _parse_answer(collected)
         strays = collected.strays
         if process.returncode == STRAY_EXIT:
@@ -177,7 +185,7 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
                             timed_out=collected.timed_out,
                             stderr=bytes(collected.stderr).decode("utf-8", "replace")[-4000:],
                             stdout_problem=problem, strays=strays, memory_limit=memory_limit,
-                            image_bytes=image)
+                            image_bytes=image, started=started)
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
 
 
@@ -240,7 +248,7 @@ def _collect(process: Popen[bytes], deadline: float) -> _Collected:
                 buffer += chunk
                 if buffer is got.stderr:
                     del buffer[:-STDERR_TAIL]
-                elif len(buffer) > MAX_ANSWER_BYTES:
+                elif len(buffer) > MAX_ANSWER_BYTES + len(STARTED):
                     got.overflow = True
                     return got
                 elif answered is None and b"\n" in chunk:
@@ -269,9 +277,9 @@ def _collect_windows(process: Popen[bytes], deadline: float) -> _Collected:
             stdout, stderr = process.communicate(timeout=EXIT_GRACE)
         except TimeoutExpired:  # a grandchild holds the pipes: give up on them
             stdout, stderr = b"", b""
-    got.stdout += stdout[:MAX_ANSWER_BYTES + 1]
+    got.stdout += stdout[:MAX_ANSWER_BYTES + len(STARTED) + 1]
     got.stderr += stderr[-STDERR_TAIL:]
-    got.overflow = len(stdout) > MAX_ANSWER_BYTES
+    got.overflow = len(stdout) > MAX_ANSWER_BYTES + len(STARTED)
     return got
 
 
