@@ -49,10 +49,8 @@ STDERR_TAIL = 64 << 10
 ANSWER_GRACE = 5.0  # seconds a child may take to end after its answer
 EXIT_GRACE = 1.0  # seconds its pipes may stay open after it ended
 _READ = 1 << 16
-# The bootstrap's first act, before anything of the toolchain or the library is loaded: one
-# byte on stdout. Nothing before it can write there (strace and unshare do not), nothing after
-# it can take it back out of the pipe: with it, the wrappers worked; without it, no library
-# code ran (`ChildOutcome.started`).
+# The bootstrap's first act, before anything is loaded: no wrapper writes it, nothing after it
+# takes it back out of the pipe. With it the wrappers worked; without it no library code ran.
 STARTED = b"."
 _BOOTSTRAP = ("import os, sys; os.write(1, b'.'); sys.path.insert(0, sys.argv.pop(1)); "
               "from horon_bundle.load.child.entry import main; sys.exit(main(sys.argv[1:]))")
