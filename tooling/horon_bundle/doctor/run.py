@@ -5,7 +5,8 @@ its target with the host's from the metadata alone (nothing is loaded for anothe
 copy the library out (an archive entry is streamed from the validated archive, never
 extracted wholesale) and check its digest again; run the child (`load.child`, mode `doctor`)
 contained by `load.runner` (namespaces where the machine allows, its own session, a timeout,
-a memory limit, an empty HOME and working directory), under `strace -f` when it works; decode
+a memory limit, an empty HOME and working directory), under `strace -f` when it works (the
+run proves the rungs: `doctor.environment`); decode
 what the child reported strictly and reconcile its answer with its progress record and the
 trace (`load.transcript`); judge it phase by phase (`doctor.phases`) and what the tracer saw.
 The temporary directory is removed whatever happened. POSIX only.
@@ -24,10 +25,11 @@ from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.core.hashing import CHUNK
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.doctor.effects import ChildDirs, judge_snapshots, judge_trace, snapshot
+from horon_bundle.doctor.environment import run_proven
 from horon_bundle.doctor.handshake import expect_rows, refusal_rows
 from horon_bundle.doctor.phases import PHASE_CHECKS, judge_phases
 from horon_bundle.doctor.report import DoctorReport
-from horon_bundle.doctor.trace import Offence, offences, parse_calls
+from horon_bundle.doctor.trace import TRACED, Offence, offences, parse_calls
 from horon_bundle.load.answers import Expect
 from horon_bundle.load.containment import (
     DEFAULT_MEMORY_LIMIT_MIB,
@@ -35,9 +37,8 @@ from horon_bundle.load.containment import (
     MIN_MEMORY_LIMIT_MIB,
     Containment,
     mib,
-    probe_containment,
 )
-from horon_bundle.load.host import Tracer, host_target, probe_tracer
+from horon_bundle.load.host import Tracer, host_target
 from horon_bundle.load.runner import (
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,
@@ -143,35 +144,41 @@ def _doctor_library(path: Path, manifest: Manifest, root: Path, *, timeout: floa
         return
     report.passed("library", expected=manifest.library.sha256, got=manifest.library.sha256,
                   note=f"{manifest.library.path} copied out and re-hashed")
-    tracer = probe_tracer()
-    containment = probe_containment()
-    report.environment = {"timeout_s": timeout, "memory_limit_mib": memory_limit >> 20,
-                          **tracer.to_json(), **containment.to_json(),
-                          "own_session": sys.platform != "win32"}
-    _environment_notes(report, tracer, containment)
     rows = refusal_rows(manifest.features)
     expect = expect_rows(rows, inspect_limit=INSPECT_LIMIT, frame_limit=FRAME_LIMIT)
     before = {"$HOME": snapshot(dirs.home), "$CONFIG_DIR": snapshot(dirs.config)}
-    trace_log = root / "trace.log"
-    progress_path = root / "progress.jsonl"
-    fd = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-    argument = {"progress_fd": fd, "instance_dir": str(dirs.instance),
-                "config_dir": str(dirs.config), "features": ",".join(manifest.features),
-                "tool": f"{manifest.id}__whoami", "config": CONFIG_BLOB,
-                "rows": [row.to_child() for row in rows], "frame_limit": FRAME_LIMIT,
-                "inspect_limit": INSPECT_LIMIT}
-    how = ", ".join(filter(None, ("under strace" if tracer.strace else "",
-                                  "without network" if containment.network_namespace else "")))
-    reporter.step(f"loading {library.name} in a child process{' (' + how + ')' if how else ''}")
-    started = time.monotonic()
-    try:
-        outcome = run_child("doctor", library, timeout=timeout, memory_limit=memory_limit,
-                            argument=argument, tracer=tracer.argv(trace_log), home=dirs.home,
-                            pass_fds=(fd,), containment=containment)
-    finally:
-        os.close(fd)
-    report.environment["child_ms"] = round((time.monotonic() - started) * 1000)
-    report.environment["child_end"] = outcome.describe_end()
+    runs: list[tuple[Path, Path, float]] = []  # progress record, trace log, seconds
+
+    def attempt(tracer: Tracer, containment: Containment) -> ChildOutcome:
+        prefix = f"{len(runs)}-" if runs else ""
+        progress, trace_log = root / f"{prefix}progress.jsonl", root / f"{prefix}trace.log"
+        fd = os.open(progress, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        argument = {"progress_fd": fd, "instance_dir": str(dirs.instance),
+                    "config_dir": str(dirs.config), "features": ",".join(manifest.features),
+                    "tool": f"{manifest.id}__whoami", "config": CONFIG_BLOB,
+                    "rows": [row.to_child() for row in rows], "frame_limit": FRAME_LIMIT,
+                    "inspect_limit": INSPECT_LIMIT}
+        how = ", ".join(filter(None, ("under strace" if tracer.strace else "",
+                                      "without network" if containment.network_namespace
+                                      else "")))
+        reporter.step(f"loading {library.name} in a child process"
+                      f"{' (' + how + ')' if how else ''}")
+        started = time.monotonic()
+        try:
+            return run_child("doctor", library, timeout=timeout, memory_limit=memory_limit,
+                             argument=argument, tracer=tracer.argv(trace_log), home=dirs.home,
+                             pass_fds=(fd,), containment=containment)
+        finally:
+            os.close(fd)
+            runs.append((progress, trace_log, time.monotonic() - started))
+
+    tracer, containment, outcome = run_proven(TRACED, attempt)
+    progress_path, trace_log, seconds = runs[-1]
+    report.environment = {"timeout_s": timeout, "memory_limit_mib": memory_limit >> 20,
+                          **tracer.to_json(), **containment.to_json(),
+                          "own_session": sys.platform != "win32",
+                          "child_ms": round(seconds * 1000), "child_end": outcome.describe_end()}
+    _environment_notes(report, tracer, containment)
     transcript = phase_results(outcome, progress_path, expect)
     if tracer.strace is None:
         judge_phases(report, manifest, library, transcript=transcript, outcome=outcome,
@@ -221,7 +228,7 @@ def _read_trace(trace_log: Path, dirs: ChildDirs, transcript: Transcript,
         return None, "strace wrote no log"
     markers: list[str] = []
     with trace_log.open(encoding="utf-8", errors="replace") as lines:
-        found = offences(parse_calls(lines, markers), cwd=str(dirs.home))
+        found = offences(parse_calls(lines, markers, judged_only=True), cwd=str(dirs.home))
     unseen = [name for name in transcript.phases if name not in markers]
     if unseen and not transcript.problems:
         transcript.problems.append(Finding(

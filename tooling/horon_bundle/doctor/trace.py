@@ -1,8 +1,11 @@
 """Reading an `strace -f -y` log: which file and network system calls ran in which phase.
 
-The doctor's child announces each phase with a stat of `/.horon-doctor-phase/<phase>-begin`
+The doctor's child announces each phase with a readlink of `/.horon-doctor-phase/<phase>-begin`
 (see `load.child.loading.marker`); every call after such a marker belongs to that phase, until the
 next one. Calls before the first marker are the interpreter starting up and are not judged.
+strace is asked for exactly the calls judged here and the marker (`TRACED`), and stops the
+traced processes only for those (`--seccomp-bpf`): the interpreter's start-up stats and every
+read-only call run untraced.
 
 Only what changes the file system or reaches the network is extracted:
 - writes: an open with a write, create, truncate or append flag; creat; mkdir; rmdir;
@@ -46,6 +49,12 @@ _OPENS: dict[str, tuple[int | None, int, int]] = {  # (dirfd, path, flags) index
     "open": (None, 0, 1), "openat": (0, 1, 2), "openat2": (0, 1, 2),
 }
 _NETWORK = ("connect", "sendto", "sendmsg", "sendmmsg")
+# The marker's system call: readlink on x86_64's libc, readlinkat where there is no readlink.
+MARKER_SYSCALLS = ("readlink", "readlinkat")
+# Everything strace is asked to trace: the calls judged below and the marker. A name the
+# architecture (or this strace) does not know is skipped by strace (`?name`, see `load.host`).
+JUDGED = frozenset(_OPENS) | frozenset(_WRITES) | frozenset(_NETWORK)
+TRACED = tuple(sorted(JUDGED | frozenset(MARKER_SYSCALLS)))
 _INET4_RE = re.compile(r'sin_port=htons\((\d+)\), sin_addr=inet_addr\("([0-9.]+)"\)')
 _INET6_RE = re.compile(r'sin6_port=htons\((\d+)\).*?inet_pton\(AF_INET6, "([0-9a-fA-F:.]+)"')
 
@@ -73,38 +82,35 @@ class Offence:
     result: str
 
 
+# One token: a string literal (to its closing quote, or the end of a line strace cut), a run
+# of ordinary characters, or one bracket or comma.
+_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[^"()\[\]{}<>,]+|[()\[\]{}<>,]', re.S)
+
+
 def split_args(text: str) -> tuple[list[str], str]:
-    """Top-level arguments of `name(ARGS) = RESULT`, and RESULT; quotes and brackets respected."""
+    """Top-level arguments of `name(ARGS) = RESULT`, and RESULT; quotes and brackets respected.
+
+    One pass over the line's tokens (string literals and runs of ordinary characters whole,
+    not character by character)."""
     args: list[str] = []
     depth = 0
     current: list[str] = []
-    in_string = False
-    escaped = False
     end = len(text)
-    for position, char in enumerate(text):
-        if in_string:
-            current.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "([{<":
+    for token in _TOKEN_RE.finditer(text):
+        piece = token.group()
+        char = piece[0]
+        if char in "([{<":
             depth += 1
         elif char in ")]}>":
             if depth == 0 and char == ")":
-                end = position
+                end = token.start()
                 break
             depth -= 1
         elif char == "," and depth == 0:
             args.append("".join(current).strip())
             current = []
             continue
-        current.append(char)
+        current.append(piece)
     last = "".join(current).strip()
     if last or args:
         args.append(last)
@@ -154,10 +160,13 @@ def _dirfd_path(token: str) -> str | None:
     return match.group(1) if match else None
 
 
-def parse_calls(lines: Iterable[str], markers: list[str] | None = None) -> Iterator[Call]:
+def parse_calls(lines: Iterable[str], markers: list[str] | None = None, *,
+                judged_only: bool = False) -> Iterator[Call]:
     """Completed calls in log order; `<unfinished ...>` halves are joined per pid.
 
-    Phase markers met on the way are appended to `markers` when given.
+    Phase markers met on the way are appended to `markers` when given. With `judged_only`,
+    only the calls `offences` judges are decoded and yielded (a call of a phase, named in
+    `JUDGED`): the interpreter's start-up, most of a log, is skipped unparsed.
     """
     pending: dict[int, tuple[str | None, str, str]] = {}
     phase: str | None = None
@@ -184,13 +193,18 @@ def parse_calls(lines: Iterable[str], markers: list[str] | None = None) -> Itera
             if pid not in pending:
                 continue
             started_in, name, head = pending.pop(pid)
+            if judged_only and (started_in is None or name not in JUDGED):
+                continue
             args, result = split_args(head + resumed.group("args"))
             yield Call(started_in, pid, name, tuple(args), result)
             continue
         call = _CALL_RE.fullmatch(rest)
         if call is not None:
+            name = call.group("name")
+            if judged_only and (phase is None or name not in JUDGED):
+                continue
             args, result = split_args(call.group("args"))
-            yield Call(phase, pid, call.group("name"), tuple(args), result)
+            yield Call(phase, pid, name, tuple(args), result)
 
 
 def _resolve(args: tuple[str, ...], dirfd: int | None, path: int, cwd: str) -> str | None:

@@ -1,9 +1,10 @@
 """What doctor needs of the host: its target triple and a tracer (containment: `containment`).
 
-Each is probed, never assumed: `rustc -vV` names the host triple (when rustc is missing the
-triple is derived from the platform, and the report says so); `strace` must actually trace a
-trivial command here (a container may forbid ptrace). What is missing is reported, with the
-checks it costs.
+Each is found, never assumed: the host triple is the platform's as the interpreter that loads
+the library sees it (no process started; `rustc -vV` only on a platform the table below cannot
+name, and the report says which); `strace` must actually trace a trivial command here, with
+the options the child will be traced with (a container may forbid ptrace). What is missing is
+reported, with the checks it costs.
 """
 
 from __future__ import annotations
@@ -61,28 +62,49 @@ def triple_from_platform(system: str, machine: str, libc: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Tracer:
+    """strace, as probed here. With `syscalls`, exactly those calls are traced (a name this
+    architecture or this strace does not know is skipped: `?name`), else every file and
+    network call; with `seccomp`, the traced processes stop only for those calls
+    (`--seccomp-bpf`: strace's filter traces every call of an architecture it cannot tell,
+    so nothing escapes by a 32-bit entry), not for every system call they make."""
+
     strace: str | None
     note: str
+    syscalls: tuple[str, ...] = ()
+    seccomp: bool = False
+
+    def options(self) -> list[str]:
+        """strace's options, without the log and the command."""
+        selected = ",".join(f"?{name}" for name in self.syscalls) or "%file,%network"
+        return [*(["--seccomp-bpf"] if self.seccomp else []), "-f", "-qq", "-y", "-s", "4096",
+                "-e", f"trace={selected}", "-e", "signal=none"]
 
     def argv(self, trace_log: Path) -> list[str]:
         """The argv prefix that traces the child (outside its namespaces, so the tracer also
         sees processes the library starts, under their real PIDs)."""
         if self.strace is None:
             return []
-        return [self.strace, "-f", "-qq", "-y", "-s", "4096", "-e", "trace=%file,%network",
-                "-e", "signal=none", "-o", str(trace_log), "--"]
+        return [self.strace, *self.options(), "-o", str(trace_log), "--"]
 
     def to_json(self) -> dict[str, object]:
         return {"tracer": "strace" if self.strace else None, "tracer_note": self.note}
 
 
-def probe_tracer() -> Tracer:
+def probe_tracer(syscalls: tuple[str, ...] = ()) -> Tracer:
+    """strace with the options the child will be traced with, tried on a trivial command:
+    `syscalls` under `--seccomp-bpf` first, then (an strace too old for those options) every
+    file and network call, stopping at each system call."""
     strace = shutil.which("strace")
     if strace is None:
         return Tracer(None, "strace not found on PATH")
-    done = run_quiet([strace, "-f", "-qq", "-o", "/dev/null", "--", *trivial_command()],
-                     timeout=_PROBE_TIMEOUT)
-    if not done.ok:
-        problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        return Tracer(None, f"strace cannot trace here: {problem}")
-    return Tracer(strace, "")
+    command = trivial_command()
+    problem = ""
+    for tracer in ((Tracer(strace, "", syscalls, seccomp=True), Tracer(strace, ""))
+                   if syscalls else (Tracer(strace, ""),)):
+        done = run_quiet([strace, *tracer.options(), "-o", "/dev/null", "--", *command],
+                         timeout=_PROBE_TIMEOUT)
+        if done.ok:
+            return tracer
+        problem = (done.stderr.strip().splitlines()
+                   or [f"exit status {done.returncode}"])[-1]
+    return Tracer(None, f"strace cannot trace here: {problem}")

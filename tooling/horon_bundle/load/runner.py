@@ -33,6 +33,7 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.process import DEVNULL, PIPE, Popen, TimeoutExpired, spawn
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.load.bytecode import compile_child
 from horon_bundle.load.child.keeper import SIGNAL_EXIT_BASE, STRAY_EXIT
 from horon_bundle.load.containment import (
     DEFAULT_MEMORY_LIMIT_MIB,
@@ -48,7 +49,10 @@ STDERR_TAIL = 64 << 10
 ANSWER_GRACE = 5.0  # seconds a child may take to end after its answer
 EXIT_GRACE = 1.0  # seconds its pipes may stay open after it ended
 _READ = 1 << 16
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+# The bootstrap's first act, before anything is loaded: no wrapper writes it, nothing after it
+# takes it back out of the pipe. With it the wrappers worked; without it no library code ran.
+STARTED = b"."
+_BOOTSTRAP = ("import os, sys; os.write(1, b'.'); sys.path.insert(0, sys.argv.pop(1)); "
               "from horon_bundle.load.child.entry import main; sys.exit(main(sys.argv[1:]))")
 
 
@@ -62,6 +66,7 @@ class ChildOutcome:
     strays: str | None = None  # how processes the library started outlived the child
     memory_limit: int = mib(DEFAULT_MEMORY_LIMIT_MIB)
     image_bytes: int = 0  # the library file's size, added to the limit (its mapping)
+    started: bool = True  # the child's interpreter ran (its wrappers worked): `STARTED`
 
     def describe_end(self) -> str:
         if self.timed_out:
@@ -87,9 +92,16 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def child_argv(mode: str, library: Path, argument: dict[str, Any]) -> list[str]:
+def child_argv(mode: str, library: Path, argument: dict[str, Any], *,
+               site: bool = False) -> list[str]:
+    """`python -I -S -B`: isolated (no PYTHON* variables, no user site, no script directory),
+    without the site module (the child needs only the standard library and this package,
+    whose parent directory the bootstrap puts first on its path), writing no bytecode (the
+    parent compiles the child's modules: `load.bytecode`). `site` only so that coverage.py's
+    start-up hook (a `.pth` file) runs: our own test suite, never under a tracer."""
     package_parent = str(Path(horon_bundle.__file__).resolve().parent.parent)
-    return [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, package_parent, mode, str(library),
+    flags = ["-I", "-B"] if site else ["-I", "-S", "-B"]
+    return [sys.executable, *flags, "-c", _BOOTSTRAP, package_parent, mode, str(library),
             json.dumps(argument)]
 
 
@@ -141,16 +153,18 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
     with contextlib.ExitStack() as stack:
         if home is None:
             home = stack.enter_context(private_directory("horon-child-"))
+        env = child_environment(home, traced=bool(tracer))
+        compile_child()
         argv = [*tracer, *containment.prefix(),
                 *child_argv(mode, library, {**(argument or {}),
-                                            "memory_limit": memory_limit + image})]
+                                            "memory_limit": memory_limit + image},
+                            site=any(name.startswith("COVERAGE_") for name in env))]
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = tuple(pass_fds)  # doctor's progress file
         deadline = time.monotonic() + min(timeout, MAX_TIMEOUT)
-        process = spawn(argv, missing=codes.DOCTOR_ENVIRONMENT, cwd=home,
-                        env=child_environment(home, traced=bool(tracer)), stdin=DEVNULL,
+        process = spawn(argv, missing=codes.DOCTOR_ENVIRONMENT, cwd=home, env=env, stdin=DEVNULL,
                         stdout=PIPE, stderr=PIPE, **kwargs)
         try:
             collected = (_collect_windows(process, deadline) if sys.platform == "win32"
@@ -159,6 +173,8 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
             held = _end_tree(process, home, pass_fds, sweep=not containment.pid_namespace)
         if held:
             collected.strays = collected.strays or "processes it started still held its pipes"
+        started = bytes(collected.stdout[:1]) == STARTED
+        del collected.stdout[:1 if started else 0]
         answer, problem = (None, None) if collected.timed_out else _parse_answer(collected)
         strays = collected.strays
         if process.returncode == STRAY_EXIT:
@@ -167,7 +183,7 @@ def run_child(mode: str, library: Path, *, timeout: float = DEFAULT_TIMEOUT,
                             timed_out=collected.timed_out,
                             stderr=bytes(collected.stderr).decode("utf-8", "replace")[-4000:],
                             stdout_problem=problem, strays=strays, memory_limit=memory_limit,
-                            image_bytes=image)
+                            image_bytes=image, started=started)
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
 
 
@@ -214,6 +230,10 @@ def _collect(process: Popen[bytes], deadline: float) -> _Collected:
                 limit = min(limit, ended + EXIT_GRACE)
             if now >= limit:
                 break
+            if not selector.get_map():  # both pipes at their end: only the exit is left
+                with contextlib.suppress(TimeoutExpired):
+                    process.wait(timeout=limit - now)
+                continue
             for key, _ in selector.select(timeout=min(limit - now, 0.05)):
                 try:
                     chunk = os.read(key.fd, _READ)
@@ -226,7 +246,7 @@ def _collect(process: Popen[bytes], deadline: float) -> _Collected:
                 buffer += chunk
                 if buffer is got.stderr:
                     del buffer[:-STDERR_TAIL]
-                elif len(buffer) > MAX_ANSWER_BYTES:
+                elif len(buffer) > MAX_ANSWER_BYTES + len(STARTED):
                     got.overflow = True
                     return got
                 elif answered is None and b"\n" in chunk:
@@ -255,9 +275,9 @@ def _collect_windows(process: Popen[bytes], deadline: float) -> _Collected:
             stdout, stderr = process.communicate(timeout=EXIT_GRACE)
         except TimeoutExpired:  # a grandchild holds the pipes: give up on them
             stdout, stderr = b"", b""
-    got.stdout += stdout[:MAX_ANSWER_BYTES + 1]
+    got.stdout += stdout[:MAX_ANSWER_BYTES + len(STARTED) + 1]
     got.stderr += stderr[-STDERR_TAIL:]
-    got.overflow = len(stdout) > MAX_ANSWER_BYTES
+    got.overflow = len(stdout) > MAX_ANSWER_BYTES + len(STARTED)
     return got
 
 

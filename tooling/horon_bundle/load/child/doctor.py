@@ -14,17 +14,20 @@ the parent still knows what finished and where the child died.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import ctypes
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
 
 from horon_bundle.abi import types as t
 from horon_bundle.load.child import loading
+
+TYPE_CHECKING = False  # not typing's: the child does not import typing (its start-up)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 CANARY = 0xA5
 OUT_BYTES = 256
@@ -312,7 +315,7 @@ class DoctorRun:
         if pointer and length <= t.MAX_FRAME_BYTES:
             data = ctypes.string_at(pointer, length)
             if length <= self.inspect_limit:
-                info["data"] = base64.b64encode(data).decode("ascii")
+                info["data"] = binascii.b2a_base64(data, newline=False).decode("ascii")
             else:
                 info["summary"] = _summary(data)
         free = self.entries.get("free_buffer")

@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from horon_bundle.load.child import doctor, keeper, loading
+
+TYPE_CHECKING = False  # not typing's: the child does not import typing (its start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 _answer_fd = -1
 

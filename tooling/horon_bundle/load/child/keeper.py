@@ -22,7 +22,6 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 
 STRAY_EXIT = 86
 SIGNAL_EXIT_BASE = 128
@@ -87,8 +86,11 @@ def end_strays() -> int:
 def _kill_children() -> int:
     killed = 0
     with contextlib.suppress(OSError):
-        for task in Path("/proc/self/task").iterdir():
-            for text in (task / "children").read_text().split():
+        # os, not pathlib: the child imports no pathlib (its start-up)
+        for task in os.listdir("/proc/self/task"):  # noqa: PTH208
+            with open(f"/proc/self/task/{task}/children") as children:  # noqa: PTH123
+                found = children.read().split()
+            for text in found:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(int(text), signal.SIGKILL)
                     killed += 1

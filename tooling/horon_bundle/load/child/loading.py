@@ -8,15 +8,21 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from typing import Any
 
 from horon_bundle.abi import types as t
 
+TYPE_CHECKING = False  # not typing's: the child does not import typing (its start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def marker(name: str) -> None:
-    """A syscall a tracer can see (stat of a path that never exists), to split phases."""
+    """A syscall a tracer can see (readlink of a path that never exists), to split phases.
+    readlink, not stat: the interpreter's start-up stats hundreds of paths and readlinks a few,
+    so the tracer is asked for readlink alone (`doctor.trace.TRACED`) and the start-up's stats
+    run without stopping."""
     with contextlib.suppress(OSError):
-        os.stat(f"/.horon-doctor-phase/{name}")  # noqa: PTH116 - the raw syscall is the point
+        os.readlink(f"/.horon-doctor-phase/{name}")  # noqa: PTH115 - the raw syscall is the point
 
 
 def c_string(address: int | None, limit: int = 4096) -> str | None:
