@@ -90,7 +90,7 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
                               on_line=request.reporter.detail)
         copied = request.scratch / run.library.name
         try:
-            digest = copy_and_hash(run.library, copied)
+            digest = copy_and_hash(run.library, copied, crc=True)  # the one read of it
         except OSError as exc:
             raise write_failed(copied, exc) from None
         artifacts = [RecordedArtifact(path=normalise.text(str(run.library)),

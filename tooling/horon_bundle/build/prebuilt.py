@@ -30,7 +30,7 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
     record, record_digest = load_record(record_path)
     copied = request.scratch / prebuilt.name
     try:
-        digest = copy_and_hash(prebuilt, copied)
+        digest = copy_and_hash(prebuilt, copied, crc=True)
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{prebuilt}: {exc.strerror}") from None
     claim = request.claim
