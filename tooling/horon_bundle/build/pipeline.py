@@ -115,7 +115,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
         _require_declared_files(workspace, plugin)
     if request.prebuilt is None:
         require_targets(workspace, sorted({t for _, targets in work for t in targets}),
-                        env=environ)
+                        env=environ, toolchain=toolchain)
     facts = source_facts(workspace)
     warnings = dirty_warnings(facts)
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
