@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from horon_bundle.build import observation
+from horon_bundle.build.ahead import start_ahead
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
-from horon_bundle.build.import_ahead import import_ahead
 from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
 from horon_bundle.cargo.invocation import PathNormaliser, run_cargo_build
@@ -39,7 +39,6 @@ def resolve_package(metadata_member: Package | None, plugin: PluginDeclaration) 
     return metadata_member
 
 
-SBOM_RENDERER = "horon_bundle.assets.sbom_cyclonedx"
 TARGET_LOCK = ".horon-bundle.lock"  # in the cargo target directory: one build at a time
 
 
@@ -77,7 +76,7 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
     workspace = declaration.workspace
     claim = request.claim
     env = request.environ
-    import_ahead(SBOM_RENDERER)  # while cargo runs: it is needed once the library is judged
+    start_ahead()  # while cargo runs: what judging the library needs (`build.ahead`)
     metadata = _metadata(request, target_dir)
     package = resolve_package(metadata.member(plugin.package), plugin)
     if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
