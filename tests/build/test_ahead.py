@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from horon_bundle.assets import sbom
-from horon_bundle.build.ahead import SBOM_RENDERER, start_ahead, work_ahead
+from horon_bundle.build import ahead
+from horon_bundle.build.ahead import AHEAD, BUNDLE_STAGE, SBOM_RENDERER, start_ahead, work_ahead
 from horon_bundle.load import containment
 
 
@@ -43,8 +44,18 @@ def test_the_module_imported_ahead_is_the_sbom_renderer() -> None:
 
 def test_the_containment_probe_ahead_is_the_one_the_child_uses() -> None:
     containment._probe.cache_clear()
-    start_ahead().join(60)
+    work_ahead(AHEAD).join(60)
     assert containment._probe.cache_info().currsize == 1
     assert containment._probe.cache_info().hits == 0
     containment.probe_containment()
     assert containment._probe.cache_info().hits == 1
+
+
+def test_started_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ahead, "_STARTED", [])
+    first = start_ahead()
+    assert first is not None
+    assert start_ahead() is None
+    first.join(60)
+    assert BUNDLE_STAGE in sys.modules
+    assert SBOM_RENDERER in sys.modules

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import horon_bundle
+from horon_bundle.build.ahead import start_ahead
 from horon_bundle.build.builder_identity import builder_id
-from horon_bundle.build.bundle import package_bundle
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
 from horon_bundle.build.output import output_session
@@ -43,7 +43,6 @@ from horon_bundle.model.declaration import (
 )
 from horon_bundle.model.release_statement import run_identity
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
-from horon_bundle.verify.signature import require_signature
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +84,7 @@ def select_targets(plugin: PluginDeclaration, targets: tuple[str, ...], all_targ
 
 def build(request: BuildRequest, reporter: Reporter | None = None) -> list[BuildResult]:
     reporter = reporter or SilentReporter()
+    start_ahead()  # the bundle stage, the SBOM renderer, the containment: while cargo runs
     environ = dict(os.environ if request.environ is None else request.environ)
     if request.channel not in CHANNELS:
         raise Refused.one(codes.DECLARATION_VALUE,
@@ -105,6 +105,8 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
         if request.record is None or request.prebuilt is None:
             raise Refused.one(codes.SIGNATURE_OPTIONS,
                               "--require-signed-record needs --prebuilt LIB --record REC")
+        from horon_bundle.verify.signature import require_signature  # noqa: PLC0415 - rare
+
         signed_record = require_signature(request.record, request.record_signer).sha256
     toolchain = probe_toolchain(workspace, env=environ)
     work = [(plugin, select_targets(plugin, request.targets, request.all_targets,
@@ -174,6 +176,8 @@ def _build_target(context: BuildContext, target: str) -> BuildResult:
         library = compile_library(library_request, target_dir=context.target_dir,
                                   source=context.facts)
     reporter.step(f"assembling {plugin.id} {library.package.version} for {target}")
+    from horon_bundle.build.bundle import package_bundle  # noqa: PLC0415 - imported ahead
+
     result = package_bundle(declaration=context.declaration, plugin=plugin, library=library,
                             out=context.out, epoch=context.epoch,
                             builder=builder_id(request.builder, context.environ))
