@@ -4,7 +4,10 @@ Nothing appears under the bundle's final name until the staged copy has verified
 staging directory lives next to the output and is removed whatever happens. Each file is
 hashed once, as it is written into staging (with its CRC-32, for the archive's headers):
 the self-check judges the staged directory with every rule of verify, taking those digests
-instead of hashing the files again (`verify.reading.staged`).
+instead of hashing the files again (`verify.reading.staged`). The library was copied and
+hashed before the probe child ran it: its digest is taken only while the copy's identity
+(inode, size, mtime, ctime) is still the one recorded after the copy; a copy written since
+is hashed again by the self-check, and refused when its bytes are not the ones recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.files import fsync_directory, remove_tree, staging_directory, write_new
 from horon_bundle.core.hashing import Digest, copy_and_hash, hash_bytes
 from horon_bundle.model import checksums
@@ -36,7 +40,8 @@ class StagedFile:
     path: str
     executable: bool = False
     moved_digest: Digest | None = None  # set: the source is a private copy, hashed already
-    # (with its CRC-32) by this run
+    # (with its CRC-32) by this run, whose identity was then `moved_identity`
+    moved_identity: FileIdentity | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +64,7 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
     with staging_directory(out, f".{name}.staging-") as staging:
         digests: dict[str, Digest] = {}
         executables: dict[str, bool] = {}
+        changed: set[str] = set()  # moved since they were hashed: the self-check hashes them
         for item in copies:
             destination = staging / item.path
             destination.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +73,9 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
                 if item.moved_digest is not None:
                     if item.moved_digest.crc32 is None:
                         raise ValueError(f"{item.source}: copied without its CRC-32")
+                    # the probe child ran this copy: written since, it is hashed again
+                    if identity_of(item.source.lstat()) != item.moved_identity:
+                        changed.add(item.path)
                     item.source.rename(destination)
                     destination.chmod(mode)
                     digests[item.path] = item.moved_digest
@@ -85,7 +94,7 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
         sums = checksums.render({path: d.sha256 for path, d in digests.items()})
         _write(staging, CHECKSUMS_NAME, sums, digests, executables)
         checkpoint("build.staged")
-        report = _self_check(staging, digests)
+        report = _self_check(staging, {p: d for p, d in digests.items() if p not in changed})
         if not report.ok:
             first = report.findings[0]
             raise Refused.one(codes.BUILD_NONDETERMINISTIC,

@@ -43,7 +43,8 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
                           "Set `license = \"…\"` in the package's Cargo.toml.")
     lib_path = f"lib/{library.path.name}"
     sidecars = [(s, f"sidecars/{Path(s.source).name}") for s in plugin.sidecars]
-    copies = [StagedFile(source=library.path, path=lib_path, moved_digest=library.digest),
+    copies = [StagedFile(source=library.path, path=lib_path, moved_digest=library.digest,
+                         moved_identity=library.identity),
               StagedFile(source=workspace / plugin.license_file, path=license_path)]
     copies += [StagedFile(source=workspace / s.source, path=path, executable=s.executable)
                for s, path in sidecars]

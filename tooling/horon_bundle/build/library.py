@@ -20,6 +20,7 @@ from horon_bundle.cargo.resolve import build_graph, lock_checksums
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import identity_of
 from horon_bundle.core.files import exclusive_use, write_failed
 from horon_bundle.core.hashing import copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
@@ -93,6 +94,7 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
         copied = request.scratch / run.library.name
         try:
             digest = copy_and_hash(run.library, copied, crc=True)  # the one read of it
+            identity = identity_of(copied.stat())
         except OSError as exc:
             raise write_failed(copied, exc) from None
         artifacts = [RecordedArtifact(path=normalise.text(str(run.library)),
@@ -123,8 +125,8 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
     evidence = Evidence(kind=EVIDENCE_INVOCATION, invocation=invocation, record=None,
                         record_sha256=None, cargo_lock_sha256=lock_digest.sha256,
                         source_revision=source.revision, source_dirty=source.dirty)
-    return finish_library(request, path=copied, digest=digest, package=package,
-                          metadata=metadata, graph=graph, providers=providers,
+    return finish_library(request, path=copied, digest=digest, identity=identity,
+                          package=package, metadata=metadata, graph=graph, providers=providers,
                           advertised=advertised, notes=notes, evidence=evidence, log=run.log)
 
 

@@ -16,6 +16,7 @@ from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryReques
 from horon_bundle.cargo.metadata import Metadata, Package, load_metadata
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.file_identity import identity_of
 from horon_bundle.core.hashing import copy_and_hash
 from horon_bundle.model.evidence import EVIDENCE_RECORD, Advertised
 from horon_bundle.model.record import ArtifactRecord, load_record
@@ -31,6 +32,7 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
     copied = request.scratch / prebuilt.name
     try:
         digest = copy_and_hash(prebuilt, copied, crc=True)
+        identity = identity_of(copied.stat())
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{prebuilt}: {exc.strerror}") from None
     claim = request.claim
@@ -53,9 +55,10 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
                         cargo_lock_sha256=invocation.cargo_lock_sha256,
                         source_revision=invocation.source_revision,
                         source_dirty=invocation.source_dirty)
-    return finish_library(request, path=copied, digest=digest, package=package,
-                          metadata=metadata, graph=record.graph, providers=providers,
-                          advertised=advertised, notes=notes, evidence=evidence)
+    return finish_library(request, path=copied, digest=digest, identity=identity,
+                          package=package, metadata=metadata, graph=record.graph,
+                          providers=providers, advertised=advertised, notes=notes,
+                          evidence=evidence)
 
 
 def _advertised(record: ArtifactRecord, library: Path,
