@@ -93,10 +93,14 @@ def test_a_file_rewritten_after_staging_is_refused(tmp_path: Path, name: str) ->
     assert list(destination.parent.iterdir()) == []
 
 
-def test_a_file_resized_after_staging_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("change", ["resized", "removed"])
+def test_a_file_resized_or_removed_after_staging_is_refused(tmp_path: Path, change: str) -> None:
     bundle, files, written = _bundle(tmp_path)
-    with (bundle / "LICENSE").open("ab") as grown:
-        grown.write(b"one more line\n")
+    if change == "removed":
+        (bundle / "LICENSE").unlink()
+    else:
+        with (bundle / "LICENSE").open("ab") as grown:
+            grown.write(b"one more line\n")
     with pytest.raises(Refused) as caught:
         write_streamed_archive(bundle, files, written, tmp_path / "x.zip", epoch=0)
     assert caught.value.codes() == ["build.nondeterministic"]

@@ -135,7 +135,10 @@ def _entry(out: _HashedOutput, name: str, expected: Digest, *, bundle: Path, exe
     if expected.size * 1.05 > _ZIP64_AT:  # zipfile's rule for a ZIP64 local header
         raise Refused.one(codes.ARCHIVE_LIMIT, f"{path}: {expected.size} bytes would need a "
                                                "ZIP64 entry")
-    fd, info = open_regular(path, what="bundle file", follow_symlinks=False)
+    try:
+        fd, info = open_regular(path, what="bundle file", follow_symlinks=False)
+    except FileNotFoundError:
+        raise _changed(path, "removed") from None
     with os.fdopen(fd, "rb") as reader:
         if info.st_size != expected.size:
             raise _changed(path, f"{info.st_size} bytes, staged {expected.size}")
