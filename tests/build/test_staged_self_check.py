@@ -6,11 +6,9 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from horon_bundle.build import observation
 from horon_bundle.core import hashing
 from horon_bundle.core.hashing import Digest, hash_bytes
 from horon_bundle.model.manifest import parse_manifest
@@ -19,7 +17,6 @@ from horon_bundle.verify.judge import verify_opened, verify_path
 from horon_bundle.verify.reading.staged import StagedSource
 from horon_bundle.verify.report import VerifyReport
 from tests.conftest import BuiltExample
-from tests.helpers import TEMPLATE, assert_refused, cli, tree_snapshot
 
 
 def _written(bundle: Path) -> dict[str, Digest]:
@@ -81,25 +78,3 @@ def test_a_file_whose_size_is_not_the_written_size_is_hashed_and_refused(
     assert "checksum.size" in [f.code.name for f in report.findings]
     assert report.digests[_library(bundle)] == hash_bytes(library.read_bytes())
 
-
-@pytest.mark.slow
-def test_a_library_written_after_its_copy_was_hashed_is_hashed_again_and_refused(
-        tmp_path: Path, cargo_target_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The probe child runs the copy whose digest build took: a library that rewrites its own
-    file then (same size, other bytes) changes the copy's identity, so the self-check hashes
-    it again and refuses it; nothing is left under the output, no bundle directory either."""
-    real = observation.read_advertised
-
-    def rewriting(library: Path, **options: Any) -> Any:
-        found = real(library, **options)
-        data = bytearray(library.read_bytes())
-        data[len(data) // 2] ^= 0xFF
-        with library.open("r+b") as same_file:  # the same inode, as a write by the child
-            same_file.write(bytes(data))
-        return found
-
-    monkeypatch.setattr(observation, "read_advertised", rewriting)
-    out = tmp_path / "dist"
-    result = cli("build", TEMPLATE, "--out", out, "--target-dir", cargo_target_dir)
-    assert_refused(result, "build.nondeterministic")
-    assert tree_snapshot(out) == {}
