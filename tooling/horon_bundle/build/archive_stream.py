@@ -80,10 +80,11 @@ class _HashedOutput:
         self.offset = 0
 
     def write(self, data: bytes | memoryview) -> None:
-        if self.offset + len(data) > limits.MAX_ARCHIVE_BYTES:
+        largest = min(limits.MAX_ARCHIVE_BYTES, _ZIP64_AT)  # past either, zipfile's records
+        if self.offset + len(data) > largest:               # would differ (ZIP64)
             raise Refused.one(codes.ARCHIVE_LIMIT,
-                              f"{self._label}: over {limits.MAX_ARCHIVE_BYTES} bytes, the "
-                              "largest archive verify reads (it would need ZIP64)")
+                              f"{self._label}: over {largest} bytes, the largest archive "
+                              "verify reads (it would need ZIP64)")
         self._hasher.update(data)
         self._handle.write(data)
         self.offset += len(data)
