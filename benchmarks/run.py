@@ -454,9 +454,10 @@ WHY = {
     "build overhead": "build overhead: the processes (`rustc -vV`, then `cargo --version` "
                       "beside `rustc --print target-libdir`, one `cargo metadata`, the probe "
                       "child in its namespaces) and the imports of the command and of the "
-                      "stages up to cargo; the bundle stage's and cyclonedx's imports and the "
-                      "containment probe run on a thread while rustc and cargo run, which pays "
-                      "only when a core is free (profile of the example's build below).",
+                      "stages up to cargo; the containment probe runs on a thread beside "
+                      "rustc and cargo, the bundle stage's and cyclonedx's imports beside the "
+                      "probe child, which pays only when a core is free (profile of the "
+                      "example's build below).",
     "verify of the small": "verify start-up: the imports of the verifier (about 200 modules; "
                            "dataclass creation and regular expressions compiled at import "
                            "time lead the profile below).",

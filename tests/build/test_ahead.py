@@ -1,5 +1,6 @@
-"""Work done on a thread while cargo runs (`build.ahead`): the SBOM renderer imported, the
-containment probed."""
+"""Work done on a thread while the build waits (`build.ahead`): the containment probed while
+rustc and cargo run, the bundle stage and the SBOM renderer imported while the probe child
+runs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ import pytest
 
 from horon_bundle.assets import sbom
 from horon_bundle.build import ahead
-from horon_bundle.build.ahead import AHEAD, BUNDLE_STAGE, SBOM_RENDERER, start_ahead, work_ahead
+from horon_bundle.build.ahead import (
+    BUNDLE_STAGE,
+    IMPORTS,
+    PROBES,
+    SBOM_RENDERER,
+    start_ahead,
+    work_ahead,
+)
 from horon_bundle.load import containment
 
 
@@ -44,7 +52,7 @@ def test_the_module_imported_ahead_is_the_sbom_renderer() -> None:
 
 def test_the_containment_probe_ahead_is_the_one_the_child_uses() -> None:
     containment._probe.cache_clear()
-    work_ahead(AHEAD).join(60)
+    work_ahead(PROBES).join(60)
     assert containment._probe.cache_info().currsize == 1
     assert containment._probe.cache_info().hits == 0
     containment.probe_containment()
@@ -52,10 +60,10 @@ def test_the_containment_probe_ahead_is_the_one_the_child_uses() -> None:
 
 
 def test_started_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ahead, "_STARTED", [])
-    first = start_ahead()
+    monkeypatch.setattr(ahead, "_STARTED", {})
+    first = start_ahead("imports", IMPORTS)
     assert first is not None
-    assert start_ahead() is None
+    assert start_ahead("imports", IMPORTS) is None
     first.join(60)
     assert BUNDLE_STAGE in sys.modules
     assert SBOM_RENDERER in sys.modules

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from horon_bundle.build import observation
-from horon_bundle.build.ahead import start_ahead
+from horon_bundle.build.ahead import IMPORTS, start_ahead
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
@@ -77,7 +77,6 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
     workspace = declaration.workspace
     claim = request.claim
     env = request.environ
-    start_ahead()  # while cargo runs: what judging the library needs (`build.ahead`)
     metadata = _metadata(request, target_dir)
     package = resolve_package(metadata.member(plugin.package), plugin)
     if target_dir is None:  # cargo's own: <cargo workspace>/target, or what its config says
@@ -119,6 +118,7 @@ def compile_library(request: LibraryRequest, *, target_dir: Path | None,
         exit_status=run.exit_status, artifacts=tuple(artifacts),
         source_revision=source.revision, source_dirty=source.dirty,
         cargo_lock_sha256=lock_digest.sha256)
+    start_ahead("imports", IMPORTS)  # while the probe child runs (`build.ahead`)
     advertised, notes = observation.read_advertised(
         copied, target=target, toolchain=request.toolchain, reporter=request.reporter,
         timeout=request.probe_timeout)

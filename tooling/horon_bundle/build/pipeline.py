@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import horon_bundle
-from horon_bundle.build.ahead import start_ahead
+from horon_bundle.build.ahead import PROBES, start_ahead
 from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.compiled import LibraryRequest
 from horon_bundle.build.library import compile_library, scratch_directory
@@ -84,7 +84,7 @@ def select_targets(plugin: PluginDeclaration, targets: tuple[str, ...], all_targ
 
 def build(request: BuildRequest, reporter: Reporter | None = None) -> list[BuildResult]:
     reporter = reporter or SilentReporter()
-    start_ahead()  # the bundle stage, the SBOM renderer, the containment: while cargo runs
+    start_ahead("probes", PROBES)  # the containment, while rustc and cargo run
     environ = dict(os.environ if request.environ is None else request.environ)
     if request.channel not in CHANNELS:
         raise Refused.one(codes.DECLARATION_VALUE,

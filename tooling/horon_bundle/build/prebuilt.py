@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from horon_bundle.build import observation
+from horon_bundle.build.ahead import IMPORTS, start_ahead
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.cargo.metadata import Metadata, Package, load_metadata
 from horon_bundle.core import codes
@@ -47,6 +48,7 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
         raise Refused(findings)
     providers = judge_graph(record.graph, claim=claim, channel=request.channel,
                             patterns=request.declaration.qa_patterns)
+    start_ahead("imports", IMPORTS)  # while the probe child runs (`build.ahead`)
     advertised, notes = _advertised(record, copied, request)
     package, metadata = _package_facts(record, request)
     invocation = record.invocation
