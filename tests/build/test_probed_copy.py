@@ -12,7 +12,6 @@ from horon_bundle.build import observation
 from tests.helpers import TEMPLATE, assert_refused, cli, tree_snapshot
 
 
-@pytest.mark.slow
 def test_a_library_written_after_its_copy_was_hashed_is_hashed_again_and_refused(
         tmp_path: Path, cargo_target_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe child runs the copy whose digest build took: a library that rewrites its own
