@@ -83,9 +83,9 @@ def write(path: Path, rows: Sequence[Any], notes: list[str], *, rounds: int,
         owner = "asserted" if row.owned else ""
         measured = row.measured + (f"; {row.detail}" if row.detail else "")
         lines.append(f"| {row.operation} | {measured} | {row.target} | {meets} | {owner} |")
-    lines += ["", "Rows marked *asserted* (publishing, install, peak memory) fail `nox -s bench` "
-              "when missed; the "
-              "others are reported with whether they meet their target.", ""]
+    lines += ["", "Rows marked *asserted* (publishing, install, peak memory, recorded graphs) "
+              "fail `nox -s bench` when missed; the others are reported with whether they "
+              "meet their target.", ""]
     lines += [f"- {note}" for note in notes]
     if profiles:
         lines += ["", "## Where the time goes (operations with a row not met)", "",

@@ -1,6 +1,5 @@
 """Work done on a thread while the build waits (`build.ahead`): the containment probed while
-rustc and cargo run, the bundle stage and the SBOM renderer imported while the probe child
-runs."""
+rustc and cargo run, the SBOM renderer imported while the probe child runs."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pytest
 from horon_bundle.assets import sbom
 from horon_bundle.build import ahead
 from horon_bundle.build.ahead import (
-    BUNDLE_STAGE,
     IMPORTS,
     PROBES,
     SBOM_RENDERER,
@@ -65,5 +63,4 @@ def test_started_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     assert first is not None
     assert start_ahead("imports", IMPORTS) is None
     first.join(60)
-    assert BUNDLE_STAGE in sys.modules
     assert SBOM_RENDERER in sys.modules

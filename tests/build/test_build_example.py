@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.build.toolchain_shims import asked_by_us, toolchain_shims
 from tests.conftest import BuiltExample
 from tests.helpers import HOST, TEMPLATE, assert_refused, cli, copy_workspace, tree_snapshot
 
@@ -275,9 +276,20 @@ def test_all_plugins_builds_every_declared_plugin_in_one_run(tmp_path: Path,
 
     workspace, ids = many_plugins_workspace(tmp_path, 3)
     target = cargo_target_dir / "three"
+    shims, log = toolchain_shims(tmp_path)
     together = cli("build", workspace, "--all-plugins", "--out", tmp_path / "all",
-                   "--target-dir", target, "--json")
+                   "--target-dir", target, "--json",
+                   env={"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"})
     assert together.status == 0, together.stderr
+    # the toolchain is asked once per run, the workspace's resolve once per target
+    # (no optional dependency: it is every plugin's own), then one cargo command per plugin
+    asked = sorted(asked_by_us(log))
+    assert asked == sorted([
+        "cargo --version", "rustc -vV", "rustc --print target-libdir",  # the host's
+        "cargo metadata --format-version 1 --locked --filter-platform "
+        f"{HOST} --no-default-features",
+        *(line for line in asked if line.startswith("cargo build --locked --lib -p"))]), asked
+    assert len([line for line in asked if line.startswith("cargo build")]) == len(ids)
     document = json.loads(together.stdout)
     built = {b["id"]: b["sha256"] for b in document["bundles"]}
     assert sorted(built) == ids

@@ -4,6 +4,8 @@ of the file system, not an fsync per file (docs/install.md, "One pass")."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import stat
 import zipfile
@@ -70,3 +72,36 @@ def test_install_verifies_once_copies_by_the_kernel_and_syncs_once(
         assert sum(kernel) == stored
     assert len(synced) == 1, synced  # the state file's atomic write; no staged file
 
+
+
+def _bytes_read() -> int:
+    """Bytes this process (every thread) has read through read(2) and its kin."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="Linux /proc/self/io")
+def test_an_archive_is_hashed_by_its_verify_not_by_a_pass_of_its_own(
+        bundles: Bundles, tmp_path: Path) -> None:
+    """The archive's SHA-256 (recorded in the state file) comes from the bytes the verify
+    judged: the archive is read once for both, then the copy reads what it copies."""
+    size = bundles.v1.stat().st_size
+    hb("verify", bundles.v1, home=tmp_path / "unused")  # imports and caches warmed
+    before = _bytes_read()
+    hb("verify", bundles.v1, home=tmp_path / "unused")
+    verify_read = _bytes_read() - before
+    before = _bytes_read()
+    result = hb("install", bundles.v1, "--json", home=tmp_path / "home")
+    install_read = _bytes_read() - before
+    assert result.status == 0, result.stderr
+    assert json.loads(result.stdout)["archive_sha256"] == hashlib.sha256(
+        bundles.v1.read_bytes()).hexdigest()
+    # beyond the verify's own reads: the copy's hash of the staged bytes (at most the
+    # inflated size), the archive's directory read again to copy (about half its size
+    # here) and the home's small files; a separate hash of the archive
+    # would add the archive's size again
+    inflated = sum(i.file_size for i in zipfile.ZipFile(bundles.v1).infolist())
+    assert install_read - verify_read < inflated + size * 3 // 2, (install_read, verify_read,
+                                                               inflated, size)

@@ -2,13 +2,12 @@
 
 Once cargo has run, the library's copy is run by the probe child in the namespaces the
 containment probe found (an `unshare … true`, ~10 ms), then the SBOM renderer
-(cyclonedx-python-lib, ~0.1 s of imports) renders the graph and the bundle stage (assembly,
-the self-check's verifier, the archive writer; ~0.1 s of imports) makes the bundle. The
-containment is probed on a thread from the start of the build (a process to wait for, next to
-no Python); the imports run on a thread while the probe child runs, the build's longest wait
-with nothing else to do. Imports started earlier, beside rustc and cargo, cost as much as
-they saved on the example (measured): the main thread needs the GIL to handle each of those
-short children's output and exit, and an import holds it.
+(cyclonedx-python-lib, ~0.1 s of imports) renders the graph. The containment is probed on a
+thread from the start of the build (a process to wait for, next to no Python); the renderer
+is imported on a thread while the probe child runs, the build's longest wait with nothing
+else to do. Imports started earlier, beside rustc and cargo, cost as much as they saved on
+the example (measured): the main thread needs the GIL to handle each of those short
+children's output and exit, and an import holds it.
 
 Nothing is handed over: the stage that needs the module imports it as usual (an import under
 way on the thread is waited for by the import system's module lock; one that failed there is
@@ -26,13 +25,11 @@ from collections.abc import Callable
 from horon_bundle.load.containment import probe_containment
 
 SBOM_RENDERER = "horon_bundle.assets.sbom_cyclonedx"
-BUNDLE_STAGE = "horon_bundle.build.bundle"
 # started with the build: a process to wait for, next to no Python (no GIL taken from the
 # main thread's own waits on rustc and cargo)
 PROBES: list[Callable[[], object]] = [probe_containment]
 # started when the probe child runs, the build's longest wait with nothing else to do
-IMPORTS: list[Callable[[], object]] = [lambda: importlib.import_module(BUNDLE_STAGE),
-                                       lambda: importlib.import_module(SBOM_RENDERER)]
+IMPORTS: list[Callable[[], object]] = [lambda: importlib.import_module(SBOM_RENDERER)]
 _STARTED: dict[str, threading.Thread] = {}
 
 

@@ -10,29 +10,42 @@ import dataclasses
 import datetime
 import os
 import platform
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import horon_bundle
 from horon_bundle.build.ahead import PROBES, start_ahead
 from horon_bundle.build.builder_identity import builder_id
-from horon_bundle.build.compiled import LibraryRequest
-from horon_bundle.build.library import compile_library, scratch_directory
+from horon_bundle.build.bundle import package_bundle
+from horon_bundle.build.compiled import CompiledLibrary, LibraryRequest
+from horon_bundle.build.library import (
+    CargoStep,
+    Observed,
+    finish_compiled,
+    observe_library,
+    run_declared_cargo,
+    scratch_directory,
+)
 from horon_bundle.build.output import output_session
+from horon_bundle.build.overlap import SerialReporter, overlapped
 from horon_bundle.build.places import resolve_places
 from horon_bundle.build.prebuilt import library_from_record
 from horon_bundle.build.release_statement import write_build_statement
 from horon_bundle.build.request import CHANNELS, BuildRequest, BuildResult
+from horon_bundle.build.shared_resolve import SharedResolve
 from horon_bundle.build.source_facts import (
     SourceFacts,
     dirty_warnings,
     source_date_epoch,
     source_facts,
 )
+from horon_bundle.cargo.metadata import Metadata
 from horon_bundle.cargo.toolchain import Toolchain, probe_toolchain, require_targets
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
-from horon_bundle.core.files import write_atomic
+from horon_bundle.core.files import write_atomic, write_failed
 from horon_bundle.core.reporter import Reporter, SilentReporter
 from horon_bundle.core.strictjson import canonical_bytes
 from horon_bundle.model.declaration import (
@@ -43,6 +56,8 @@ from horon_bundle.model.declaration import (
 )
 from horon_bundle.model.release_statement import run_identity
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
+
+Made = tuple[datetime.datetime, CargoStep, Future[Observed]]  # a cargo step, its probe started
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,18 +137,22 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
     warnings = dirty_warnings(facts)
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None
                            else source_date_epoch(facts, environ))
-    results = []
+    items = [(plugin, target) for plugin, targets in work for target in targets]
+    several = len(items) > 1 and request.prebuilt is None
+    if several:  # the worker thread reports too
+        reporter = SerialReporter(reporter)
     with output_session(out, reporter), scratch_directory(out) as scratch_name:
-        for plugin, targets in work:
-            context = BuildContext(
-                request=request, declaration=declaration, plugin=plugin, out=out,
-                target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
-                facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
-                environ=environ, signed_record=signed_record)
-            for target in targets:
-                result = _build_target(context, target)
-                results.append(dataclasses.replace(result,
-                                                   warnings=(*warnings, *result.warnings)))
+        contexts = {plugin.id: BuildContext(
+            request=request, declaration=declaration, plugin=plugin, out=out,
+            target_dir=target_dir, scratch=Path(scratch_name), toolchain=toolchain,
+            facts=facts, epoch=epoch, epoch_origin=epoch_origin, reporter=reporter,
+            environ=environ, signed_record=signed_record) for plugin, _ in work}
+        if several:
+            built = _build_overlapped(contexts, items)
+        else:
+            built = [_build_target(contexts[plugin.id], target) for plugin, target in items]
+        results = [dataclasses.replace(result, warnings=(*warnings, *result.warnings))
+                   for result in built]
         run = run_identity(environ, builder=request.builder, source_revision=facts.revision,
                            source_dirty=facts.dirty)
         statement, removed = write_build_statement(
@@ -157,32 +176,87 @@ def _chosen_plugins(request: BuildRequest,
 
 
 def _build_target(context: BuildContext, target: str) -> BuildResult:
-    request, plugin, reporter = context.request, context.plugin, context.reporter
+    request = context.request
+    if request.prebuilt is None:
+        return _bundle(context, _cargo_step(context, target, scratch=context.scratch))
     started = datetime.datetime.now(datetime.timezone.utc)
-    library_request = LibraryRequest(
-        declaration=context.declaration, plugin=plugin, target=target, channel=request.channel,
-        scratch=context.scratch, toolchain=context.toolchain, reporter=reporter,
-        probe_timeout=request.probe_timeout, epoch=context.epoch, environ=context.environ)
-    if request.prebuilt is not None:
-        assert request.record is not None
-        library = library_from_record(library_request, prebuilt=request.prebuilt,
-                                      record_path=request.record)
-        if (context.signed_record is not None
-                and library.evidence.record_sha256 != context.signed_record):
-            raise Refused.one(codes.SIGNATURE_INVALID,
-                              f"{request.record.name} changed after its signature was checked")
-    else:
-        reporter.step(f"building {plugin.package} for {target} ({request.channel})")
-        library = compile_library(library_request, target_dir=context.target_dir,
-                                  source=context.facts)
-    reporter.step(f"assembling {plugin.id} {library.package.version} for {target}")
-    from horon_bundle.build.bundle import package_bundle  # noqa: PLC0415 - imported ahead
+    assert request.record is not None
+    library = library_from_record(_library_request(context, target, context.scratch),
+                                  prebuilt=request.prebuilt, record_path=request.record)
+    if (context.signed_record is not None
+            and library.evidence.record_sha256 != context.signed_record):
+        raise Refused.one(codes.SIGNATURE_INVALID,
+                          f"{request.record.name} changed after its signature was checked")
+    return _bundle(context, (started, library))
 
-    result = package_bundle(declaration=context.declaration, plugin=plugin, library=library,
-                            out=context.out, epoch=context.epoch,
-                            builder=builder_id(request.builder, context.environ))
+
+def _library_request(context: BuildContext, target: str, scratch: Path) -> LibraryRequest:
+    request = context.request
+    return LibraryRequest(
+        declaration=context.declaration, plugin=context.plugin, target=target,
+        channel=request.channel, scratch=scratch, toolchain=context.toolchain,
+        reporter=context.reporter, probe_timeout=request.probe_timeout, epoch=context.epoch,
+        environ=context.environ)
+
+
+def _cargo_step(context: BuildContext, target: str, *, scratch: Path,
+                metadata: Metadata | None = None) -> tuple[datetime.datetime, CargoStep]:
+    started = datetime.datetime.now(datetime.timezone.utc)
+    context.reporter.step(f"building {context.plugin.package} for {target} "
+                          f"({context.request.channel})")
+    return started, run_declared_cargo(_library_request(context, target, scratch),
+                                       target_dir=context.target_dir, source=context.facts,
+                                       metadata=metadata)
+
+
+def _bundle(context: BuildContext,
+            made: tuple[datetime.datetime, CargoStep | CompiledLibrary],
+            observed: Callable[[], Observed] | None = None) -> BuildResult:
+    """From the cargo step (or a prebuilt library) to the bundle, its archive and run record."""
+    started, step = made
+    library = finish_compiled(step, observed) if isinstance(step, CargoStep) else step
+    context.reporter.step(f"assembling {context.plugin.id} {library.package.version} for "
+                          f"{library.target}")
+    result = package_bundle(declaration=context.declaration, plugin=context.plugin,
+                            library=library, out=context.out, epoch=context.epoch,
+                            builder=builder_id(context.request.builder, context.environ))
     _write_run_record(result, context, started=started, log=library.log)
     return result
+
+
+def _build_overlapped(contexts: dict[str, BuildContext],
+                      items: list[tuple[PluginDeclaration, str]]) -> list[BuildResult]:
+    """Several libraries from source: cargo runs for the next while the previous is bundled,
+    and each library's probe child starts as soon as cargo has made it (on its own thread:
+    the child's start-up is mostly waiting); each library in its own scratch directory (two
+    targets' libraries share a file name). With `--all-plugins`, one `cargo metadata` per
+    target where it is every plugin's own (build/shared_resolve.py)."""
+    first = next(iter(contexts.values()))
+    shared = (SharedResolve(first.declaration.workspace, environ=first.environ,
+                            target_dir=first.target_dir)
+              if first.request.all_plugins else None)
+    numbered = list(enumerate(items))
+    probes = ThreadPoolExecutor(max_workers=2, thread_name_prefix="horon-probe")
+
+    def cargo(item: tuple[int, tuple[PluginDeclaration, str]]) -> Made:
+        index, (plugin, target) = item
+        scratch = first.scratch / str(index)
+        try:
+            scratch.mkdir()
+        except OSError as exc:
+            raise write_failed(scratch, exc) from None
+        started, step = _cargo_step(contexts[plugin.id], target, scratch=scratch,
+                                    metadata=shared.for_target(target) if shared else None)
+        return started, step, probes.submit(observe_library, step)
+
+    def bundle(item: tuple[int, tuple[PluginDeclaration, str]], made: Made) -> BuildResult:
+        started, step, observed = made
+        return _bundle(contexts[item[1][0].id], (started, step), observed.result)
+
+    try:
+        return overlapped(numbered, cargo, bundle)
+    finally:  # a failed run: the probes of libraries never to be bundled are not started
+        probes.shutdown(wait=True, cancel_futures=True)
 
 
 def _require_declared_files(workspace: Path, plugin: PluginDeclaration) -> None:

@@ -94,6 +94,16 @@ def load_metadata(workspace: Path, *, target: str, package: str, claim: Sequence
     return _read(run_text(argv, cwd=workspace, env=env, explain=explainer(workspace)))
 
 
+def load_workspace_metadata(workspace: Path, *, target: str,
+                            env: Mapping[str, str] | None = None) -> Metadata:
+    """The whole workspace's resolve for `target` without default features and without any
+    plugin's feature flags: one call a run of several plugins may share
+    (build/shared_resolve.py says when it equals each plugin's own)."""
+    argv = ["cargo", "metadata", "--format-version", "1", "--locked", "--filter-platform",
+            target, "--no-default-features"]
+    return _read(run_text(argv, cwd=workspace, env=env, explain=explainer(workspace)))
+
+
 def workspace_members(workspace: Path, *, env: Mapping[str, str] | None = None) -> Metadata:
     """The workspace's own packages only (`--no-deps`): cheap, and needs no feature flags."""
     argv = ["cargo", "metadata", "--format-version", "1", "--locked", "--no-deps"]

@@ -41,6 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--leave-out-unlisted", action="store_true",
                         help="when DIST_DIR holds release statements, leave out (and name) "
                              "the archives none of them names instead of refusing them")
+    parser.add_argument("--upload-ahead", action="store_true",
+                        help="oci:// only: send each archive's bytes into an upload session "
+                             "while it is verified, stored only once the whole release "
+                             "passed (a refused release's bytes reach the registry, which "
+                             "drops them; docs/publishing.md)")
     parser.add_argument("--workspace", action="append", type=named_path, default=[],
                         metavar="DIR",
                         help="also check this workspace's horon-release.toml (repeatable)")
@@ -76,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     request = PublishRequest(dist_dir=dist_dir, dry_run=args.dry_run,
                              signature_verifier=_verifier_factory(args),
                              workspaces=tuple(args.workspace),
-                             leave_out_unlisted=args.leave_out_unlisted)
+                             leave_out_unlisted=args.leave_out_unlisted,
+                             upload_ahead=args.upload_ahead)
     try:
         outcome = publish(request, os.environ, reporter)
     finally:

@@ -52,7 +52,8 @@ STEPS: dict[str, str] = {
                               "of the append is in place; the new checkpoint is a fsynced "
                               ".tmp/w-* file, its rename over the old one is next",
     "hashed": "install/admission.py, install/harness_admission.py: an archive's SHA-256 is "
-              "taken; its verification is next",
+              "taken (a native archive's by its verification, from the bytes judged); the "
+              "check that the file is unchanged is next",
     "walked": "install/installer.py, install/harness_installer.py: the home's directories are "
               "open and checked; nothing staged yet",
     "copying": "install/installer.py, install/harness_installer.py: the first file of the "

@@ -16,7 +16,6 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Findings, Refused
-from horon_bundle.core.hashing import hash_file
 from horon_bundle.install.copies import content_digest
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.verify.audit import AuditOptions, audit_path
@@ -52,18 +51,26 @@ def same_as_checked(path: Path, sha256: str | None, expected: str | None) -> Non
 
 def admit(path: Path, options: AuditOptions, *, allow_qa: bool,
           expected_sha256: str | None = None) -> Admitted:
-    """Verify `path` (directory or archive) with the trust options; refuse what fails."""
+    """Verify `path` (directory or archive) with the trust options; refuse what fails.
+
+    An archive is hashed by the verify itself, from the very bytes its entries are judged
+    from (one read: `verify.judge.verify_opened(archive_digest=True)`), and its identity is
+    taken before and compared after, so the digest recorded is the digest of the bytes
+    verified and of the file the copy will read."""
     archive_stat = archive_sha256 = None
-    if path.is_file() and not path.is_symlink():
+    is_archive = path.is_file() and not path.is_symlink()
+    if is_archive:
         try:
             archive_stat = stat_key(path)
-            archive_sha256 = hash_file(path).sha256
         except OSError as exc:
             raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror}") from None
+    report = audit_path(path, options, archive_digest=is_archive)
+    if report.archive_digest is not None:
+        archive_sha256 = report.archive_digest.sha256
         checkpoint("hashed")
-    same_as_checked(path, archive_sha256, expected_sha256)
-    report = audit_path(path, options)
     unchanged_since(path, archive_stat)  # the bytes hashed are the bytes verified
+    if archive_sha256 is not None or not is_archive:
+        same_as_checked(path, archive_sha256, expected_sha256)
     findings = Findings()
     findings.extend(report.findings)
     manifest = report.manifest

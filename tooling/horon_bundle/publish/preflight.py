@@ -21,15 +21,23 @@ from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_file
 from horon_bundle.core.inputs import file_kind
 from horon_bundle.core.reporter import Reporter
+from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.declaration import DECLARATION_NAME, load_declaration
 from horon_bundle.model.harness.catalogue import MAX_CATALOGUE_BYTES, Catalogue
 from horon_bundle.model.harness.layout import CATALOGUE_NAME, is_harness
-from horon_bundle.model.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, bundle_name
+from horon_bundle.model.manifest import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    Manifest,
+    bundle_name,
+    parse_manifest,
+)
 from horon_bundle.model.sidefiles import PROVENANCE_SIGNATURE_SUFFIX, SIGNATURE_SUFFIX
 from horon_bundle.publish.destinations.interface import PRESENT, YANKED, Destination, RemoteState
 from horon_bundle.publish.marketplace import attach_indexes
 from horon_bundle.publish.release import (
     ROLE_PROVENANCE_SIGNATURE,
+    BundleKey,
     HarnessRelease,
     ReleaseItem,
     digest_file_findings,
@@ -58,6 +66,7 @@ class PublishRequest:
     signature_verifier: VerifierFactory | None = None  # set: every archive must be signed
     workspaces: tuple[Path, ...] = ()
     leave_out_unlisted: bool = False  # archives no release statement names: left out, not refused
+    upload_ahead: bool = False  # oci://: bytes sent while verified, stored only after preflight
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -226,6 +235,23 @@ def _checked_item(path: Path, report: VerifyReport, bundle: Manifest | Catalogue
     return item, list(findings)
 
 
+def _upload_ahead(archive: Path, destination: Destination) -> None:
+    """Let the destination start sending a native archive while it is verified, named by
+    its plugin.json as read before the verify (a hint: the verified item decides what is
+    stored, `Destination.upload_ahead`); an archive that cannot be read so is not sent."""
+    try:
+        size = archive.lstat().st_size
+        with open_bundle(archive) as source:
+            if is_harness(source.files) or MANIFEST_NAME not in source.files:
+                return
+            manifest = parse_manifest(source.read_small(MANIFEST_NAME, MAX_MANIFEST_BYTES))
+    except (Refused, OSError, KeyError):
+        return  # its verify says why
+    destination.upload_ahead(archive, BundleKey(kind=BundleKind.NATIVE, name=manifest.id,
+                                                version=manifest.version,
+                                                target=manifest.target), size)
+
+
 def declaration_findings(request: PublishRequest) -> list[Finding]:
     """A horon-release.toml beside the release, in the working directory or in a --workspace
     must still say `destination = "unconfigured"` (and be valid): the destination comes only
@@ -280,6 +306,8 @@ def preflight(request: PublishRequest, destination: Destination, reporter: Repor
         signed_by_statement, problems = attested(selection, verifier)
         findings.extend(problems)
     for archive in selection.archives:
+        if request.upload_ahead and not request.dry_run:
+            _upload_ahead(archive, destination)
         reporter.detail(f"verifying {archive.name}")
         item, problems = check_archive(archive, verifier, attested=signed_by_statement)
         findings.extend(problems)

@@ -1,6 +1,8 @@
 """`publish` and `yank`: gate → preflight → upload every blob → commit every name → receipt.
 
-Nothing is uploaded unless the whole release passed preflight. Uploads go in the order of
+Nothing is uploaded unless the whole release passed preflight (with `--upload-ahead`, an
+oci:// destination receives the bytes into upload sessions meanwhile, but stores nothing
+before then: `destinations.oci_ahead`). Uploads go in the order of
 (id, version, target); every blob is stored and read back before any name is committed, so
 an interruption during uploads leaves nothing visible, and one during commits leaves a
 prefix of the plan visible. Running the same command again skips what is already there
@@ -61,6 +63,9 @@ def publish(request: PublishRequest, environ: Mapping[str, str],
         return outcome
     destination = _open(gate, environ, reporter)
     outcome.destination = destination.display
+    if request.upload_ahead and not destination.uploads_ahead:
+        outcome.notes.append(f"--upload-ahead: {destination.display} is written after the "
+                             "preflight (only an oci:// destination takes bytes ahead)")
     try:
         reporter.step(f"checking the release in {request.dist_dir}")
         plan = preflight(request, destination, reporter, outcome.warnings)

@@ -67,16 +67,18 @@ def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
 
 
 def audit_path(path: Path, options: AuditOptions, *, opened: BundleSource | None = None,
-               report: VerifyReport | None = None) -> VerifyReport:
+               report: VerifyReport | None = None, archive_digest: bool = False) -> VerifyReport:
     """Verify a bundle directory or archive, then its signature and the policy.
 
     With `opened` (the bundle already opened once, by a caller that had to look inside to
-    route it), those same files are judged into `report`, with no second walk."""
+    route it), those same files are judged into `report`, with no second walk.
+    `archive_digest` hashes an archive from the very bytes judged (`report.archive_digest`),
+    as a signature check does anyway."""
     # the native judge only for a native bundle: a harness verify never loads it
     from horon_bundle.verify.judge import verify_opened, verify_path  # noqa: PLC0415
 
     patterns = options.policy.qa_patterns if options.policy is not None else ()
-    wants_digest = options.verifier is not None
+    wants_digest = archive_digest or options.verifier is not None
     if opened is None:
         report = verify_path(path, qa_patterns=patterns, archive_digest=wants_digest)
     else:

@@ -152,6 +152,15 @@ class Destination(ABC):
         del items, yanks
         return None
 
+    uploads_ahead = False  # whether `upload_ahead` does anything here
+
+    def upload_ahead(self, archive: Path, key: BundleKey, size: int) -> None:
+        """Called by preflight (not a dry run) as it starts on an archive, with what its
+        plugin.json says (a hint, not yet verified): a destination may start sending the
+        bytes, provided nothing is stored or visible unless `upload` is called for the
+        verified item (`oci_ahead`). By default nothing."""
+        del archive, key, size
+
     def begin_writing(self) -> None:  # noqa: B027 - only stores with temp files need it
         """Called once before the first upload of a run that is not a dry run (a `file://`
         store claims its `.tmp/` and removes what killed runs left there)."""

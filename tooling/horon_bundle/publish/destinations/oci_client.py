@@ -56,16 +56,16 @@ class FileBody:
     stored under no name; a file that became shorter is refused mid-request (the registry
     sees a truncated body and stores nothing) instead of leaving it waiting for bytes."""
 
-    def __init__(self, path: Path, expected: Digest, where: str) -> None:
+    def __init__(self, path: Path, size: int, where: str) -> None:
         self.path = path
-        self.expected = expected
+        self.size = size
         self.where = where
 
     def __len__(self) -> int:
-        return self.expected.size
+        return self.size
 
     def __iter__(self) -> Iterator[bytes]:
-        remaining = self.expected.size
+        remaining = self.size
         try:
             stream = self.path.open("rb", buffering=0)
         except OSError as exc:
@@ -211,20 +211,42 @@ class RegistryClient:
         the registry checks the digest of what it received, a HEAD confirms what it holds."""
         if self.blob_size(repository, expected) is not None:
             return
-        self._upload(repository, expected, FileBody(path, expected, where))
+        self._upload(repository, expected, FileBody(path, expected.size, where))
         self.confirm_blob(repository, expected)
 
     def _upload(self, repository: str, digest: Digest, body: bytes | FileBody) -> None:
+        self.finish_upload(repository, self.open_upload(repository), digest, body)
+
+    def open_upload(self, repository: str) -> str:
+        """A blob upload session (`POST`): its location."""
         path = f"/v2/{repository}/blobs/uploads/"
         answer = self.request("POST", path)
         if answer.status != 202:
             raise self.unexpected("POST", path, answer)
-        location = self._location(answer, "POST " + path)
+        return self._location(answer, "POST " + path)
+
+    def send_chunk(self, repository: str, location: str, body: FileBody) -> str:
+        """The whole body as the session's one chunk (`PATCH` with its `Content-Range`, as
+        the distribution specification's chunked upload has it), nothing stored yet: the
+        location to finish the session at."""
+        answer = self.request("PATCH", "", url=location, data=body,
+                              headers={"Content-Type": "application/octet-stream",
+                                       "Content-Range": f"0-{len(body) - 1}"},
+                              deadline=self.http.deadline(blob_size=len(body)))
+        if answer.status != 202:
+            raise self.unexpected("PATCH", f"/v2/{repository}/blobs/uploads/…", answer)
+        return self._location(answer, f"PATCH /v2/{repository}/blobs/uploads/…")
+
+    def finish_upload(self, repository: str, location: str, digest: Digest,
+                      body: bytes | FileBody = b"") -> None:
+        """Close the session with its digest (`PUT ?digest=`), carrying `body` (all of the
+        blob, or nothing after a chunk): the registry stores the blob only if the bytes it
+        received have that digest."""
         joiner = "&" if "?" in location else "?"
         answer = self.request(
             "PUT", "", url=f"{location}{joiner}digest=sha256:{digest.sha256}", data=body,
             headers={"Content-Type": "application/octet-stream"},
-            deadline=self.http.deadline(blob_size=digest.size))
+            deadline=self.http.deadline(blob_size=len(body)))
         if answer.status == 400 and error_code(answer) == "DIGEST_INVALID":
             raise Refused.one(codes.PUBLISH_INTEGRITY,
                               f"{self.address.display}: the registry received other bytes "
@@ -236,6 +258,10 @@ class RegistryClient:
             raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.address.display}: stored the "
                                                        f"upload as {shown(str(named), 80)}, sent "
                                                        f"sha256:{digest.sha256}")
+
+    def cancel_upload(self, location: str) -> None:
+        """Cancel a session (`DELETE`): what it received is dropped, nothing was stored."""
+        self.request("DELETE", "", url=location)
 
     def confirm_blob(self, repository: str, digest: Digest) -> None:
         """The registry holds the blob under its digest with its size (a HEAD: nothing read)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
@@ -34,11 +35,14 @@ from horon_bundle.publish.destinations.interface import (
     RemoteState,
     YankResult,
 )
+from horon_bundle.publish.destinations.oci_ahead import AheadUploader
 from horon_bundle.publish.destinations.oci_client import Fetched, RegistryClient
-from horon_bundle.publish.release import ReleaseItem
+from horon_bundle.publish.release import BundleKey, ReleaseItem
 
 
 class OciRegistry(Destination):
+    uploads_ahead = True
+
     def __init__(self, address: OciAddress, environ: Mapping[str, str] | None = None,
                  reporter: Reporter | None = None) -> None:
         self.address = address
@@ -46,6 +50,7 @@ class OciRegistry(Destination):
         self._environ = dict(os.environ if environ is None else environ)
         self._reporter = reporter
         self._client: RegistryClient | None = None
+        self._ahead: AheadUploader | None = None
 
     @property
     def client(self) -> RegistryClient:
@@ -56,8 +61,19 @@ class OciRegistry(Destination):
         return self._client
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.close()  # cancels every session not finished
         if self._client is not None:
             self._client.close()
+
+    def upload_ahead(self, archive: Path, key: BundleKey, size: int) -> None:
+        """Send a native archive into an upload session of its repository while preflight
+        verifies it (`oci_ahead`); only `upload` stores it."""
+        if key.kind != BundleKind.NATIVE:
+            return  # harness zips are small: no head start worth a thread
+        if self._ahead is None:
+            self._ahead = AheadUploader(lambda: RegistryClient(self.oci, self._environ))
+        self._ahead.start(archive, oci_layout.repository(self.oci.namespace, key.name), size)
 
     def _names(self, plugin_id: str, version: str, target: str) -> tuple[str, str]:
         return (oci_layout.repository(self.oci.namespace, plugin_id),
@@ -160,7 +176,7 @@ class OciRegistry(Destination):
         repository, _tag = self._item_names(item)
         client = self.client
         client.push_blob(repository, item.manifest_bytes)
-        client.push_file(repository, item.archive, item.digest, item.archive.name)
+        self._push_archive(repository, item)
         for side in item.side_files:
             client.push_blob(repository, side.data)
         manifest = oci_layout.bundle_manifest(item)
@@ -174,6 +190,19 @@ class OciRegistry(Destination):
                     for side in item.side_files}
             extra["referrers"] = _via(ways, subject)
         return extra
+
+    def _push_archive(self, repository: str, item: ReleaseItem) -> None:
+        """The archive's blob: already there, stored from the session sent ahead, or
+        uploaded now; confirmed by digest and size."""
+        client, ahead = self.client, self._ahead
+        if ahead is None:
+            client.push_file(repository, item.archive, item.digest, item.archive.name)
+        elif client.blob_size(repository, item.digest) is not None:
+            ahead.discard(item.archive)
+        elif ahead.finish(item.archive, repository, item.digest):
+            client.confirm_blob(repository, item.digest)
+        else:
+            client.push_file(repository, item.archive, item.digest, item.archive.name)
 
     def _conflict(self, item: ReleaseItem, held: str | None, when: str) -> Refused:
         what = f"archive sha256 {held}" if held else "an artifact that is not a horon bundle"
