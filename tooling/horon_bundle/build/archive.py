@@ -42,9 +42,31 @@ def zip_date_time(epoch: int) -> tuple[int, int, int, int, int, int]:
             moment.tm_sec - moment.tm_sec % 2)
 
 
-def _deflated_size(data: bytes) -> int:
+def _deflated(data: bytes) -> bytes:
+    """`data` deflated as zipfile deflates an entry written in one piece (one `compress`, one
+    `flush` of a raw deflate stream at COMPRESS_LEVEL): the entry's bytes when `data` is the
+    whole file."""
     deflate = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-    return len(deflate.compress(data)) + len(deflate.flush())
+    return deflate.compress(data) + deflate.flush()
+
+
+def store_decision(fd: int, size: int) -> tuple[bool, bytes | None, bytes | None]:
+    """(stored?, the sample, its deflated bytes) for the open file `fd` of `size` bytes. A
+    file of at most one sample is read whole (one `pread`): then the sample is the file and
+    its deflated bytes are the entry's, deflated once; a larger file gives (stored?, None,
+    None) from SAMPLE_BLOCKS blocks at fixed places."""
+    if size <= SAMPLE_BLOCK * SAMPLE_BLOCKS:
+        whole = os.pread(fd, size, 0)
+        packed = _deflated(whole)
+        return _stores(len(whole), len(packed)), whole, packed
+    step = (size - SAMPLE_BLOCK) // (SAMPLE_BLOCKS - 1)
+    samples = [os.pread(fd, SAMPLE_BLOCK, number * step) for number in range(SAMPLE_BLOCKS)]
+    plain = sum(len(sample) for sample in samples)
+    return _stores(plain, sum(len(_deflated(sample)) for sample in samples)), None, None
+
+
+def _stores(plain: int, packed: int) -> bool:
+    return packed * STORE_MARGIN > plain * (STORE_MARGIN - 1)
 
 
 def stores(path: Path) -> bool:
@@ -53,16 +75,7 @@ def stores(path: Path) -> bool:
     result of its sample, so that an incompressible library is neither deflated at build
     nor inflated at every verify, install and publish."""
     with path.open("rb") as reader:
-        size = os.fstat(reader.fileno()).st_size
-        if size <= SAMPLE_BLOCK * SAMPLE_BLOCKS:
-            samples = [reader.read()]
-        else:
-            step = (size - SAMPLE_BLOCK) // (SAMPLE_BLOCKS - 1)
-            samples = [os.pread(reader.fileno(), SAMPLE_BLOCK, number * step)
-                       for number in range(SAMPLE_BLOCKS)]
-    plain = sum(len(sample) for sample in samples)
-    packed = sum(_deflated_size(sample) for sample in samples)
-    return packed * STORE_MARGIN > plain * (STORE_MARGIN - 1)
+        return store_decision(reader.fileno(), os.fstat(reader.fileno()).st_size)[0]
 
 
 def write_archive(bundle: Path, files: Iterable[tuple[str, bool]], destination: Path,

@@ -1,7 +1,13 @@
 """Assembling a bundle: stage the files, verify the staged bundle, rename it into place.
 
 Nothing appears under the bundle's final name until the staged copy has verified; the
-staging directory lives next to the output and is removed whatever happens.
+staging directory lives next to the output and is removed whatever happens. Each file is
+hashed once, as it is written into staging (with its CRC-32, for the archive's headers):
+the self-check judges the staged directory with every rule of verify, taking those digests
+instead of hashing the files again (`verify.reading.staged`). The library was copied and
+hashed before the probe child ran it: its digest is taken only while the copy's identity
+(inode, size, mtime, ctime) is still the one recorded after the copy; a copy written since
+is hashed again by the self-check, and refused when its bytes are not the ones recorded.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.files import fsync_directory, remove_tree, staging_directory, write_new
 from horon_bundle.core.hashing import Digest, copy_and_hash, hash_bytes
 from horon_bundle.model import checksums
 from horon_bundle.model.manifest import CHECKSUMS_NAME, MANIFEST_NAME, Asset, FileDigest, Manifest
 from horon_bundle.model.provenance import PROVENANCE_NAME
-from horon_bundle.verify.judge import verify_path
+from horon_bundle.verify.judge import verify_opened
+from horon_bundle.verify.reading.staged import StagedSource
 from horon_bundle.verify.report import VerifyReport
 
 
@@ -32,6 +40,8 @@ class StagedFile:
     path: str
     executable: bool = False
     moved_digest: Digest | None = None  # set: the source is a private copy, hashed already
+    # (with its CRC-32) by this run, whose identity was then `moved_identity`
+    moved_identity: FileIdentity | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +49,7 @@ class Assembled:
     directory: Path
     manifest: Manifest
     files: tuple[tuple[str, bool], ...]
+    written: dict[str, Digest]  # every file's digest, size and CRC-32, taken writing it
     report: VerifyReport
     unchanged: bool
 
@@ -53,17 +64,24 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
     with staging_directory(out, f".{name}.staging-") as staging:
         digests: dict[str, Digest] = {}
         executables: dict[str, bool] = {}
+        changed: set[str] = set()  # moved since they were hashed: the self-check hashes them
         for item in copies:
             destination = staging / item.path
             destination.parent.mkdir(parents=True, exist_ok=True)
             mode = 0o755 if item.executable else 0o644
             try:
                 if item.moved_digest is not None:
+                    if item.moved_digest.crc32 is None:
+                        raise ValueError(f"{item.source}: copied without its CRC-32")
+                    # the probe child ran this copy: written since, it is hashed again
+                    if identity_of(item.source.lstat()) != item.moved_identity:
+                        changed.add(item.path)
                     item.source.rename(destination)
                     destination.chmod(mode)
                     digests[item.path] = item.moved_digest
                 else:
-                    digests[item.path] = copy_and_hash(item.source, destination, mode=mode)
+                    digests[item.path] = copy_and_hash(item.source, destination, mode=mode,
+                                                       crc=True)
             except OSError as exc:
                 raise Refused.one(codes.INPUT_UNREADABLE,
                                   f"{item.source}: {exc.strerror or exc}") from None
@@ -76,7 +94,7 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
         sums = checksums.render({path: d.sha256 for path, d in digests.items()})
         _write(staging, CHECKSUMS_NAME, sums, digests, executables)
         checkpoint("build.staged")
-        report = verify_path(staging)
+        report = _self_check(staging, {p: d for p, d in digests.items() if p not in changed})
         if not report.ok:
             first = report.findings[0]
             raise Refused.one(codes.BUILD_NONDETERMINISTIC,
@@ -85,8 +103,8 @@ def assemble_bundle(*, out: Path, name: str, copies: list[StagedFile],
         files = tuple(sorted(executables.items()))
         unchanged = _install(staging, final)
         report.path = str(final)
-    return Assembled(directory=final, manifest=made, files=files, report=report,
-                     unchanged=unchanged)
+    return Assembled(directory=final, manifest=made, files=files, written=digests,
+                     report=report, unchanged=unchanged)
 
 
 def _write(staging: Path, path: str, data: bytes, digests: dict[str, Digest],
@@ -94,8 +112,20 @@ def _write(staging: Path, path: str, data: bytes, digests: dict[str, Digest],
     destination = staging / path
     destination.parent.mkdir(parents=True, exist_ok=True)
     write_new(destination, data)
-    digests[path] = hash_bytes(data)
+    digests[path] = hash_bytes(data, crc=True)
     executables[path] = False
+
+
+def _self_check(staging: Path, written: dict[str, Digest]) -> VerifyReport:
+    """Every verify rule on the staged directory, with the digests taken writing it."""
+    report = VerifyReport(path=str(staging))
+    try:
+        source = StagedSource(staging, written)
+    except Refused as exc:
+        report.judged("archive", list(exc.findings))
+        return report
+    with source:
+        return verify_opened(source, report)
 
 
 def _install(staging: Path, final: Path) -> bool:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import horon_bundle
 from horon_bundle.assets.spdx_expression import spdx_expression
-from horon_bundle.build.archive import write_archive, write_digest_file
+from horon_bundle.build.archive import write_digest_file
+from horon_bundle.build.archive_stream import write_streamed_archive
 from horon_bundle.build.assemble import StagedFile, assemble_bundle, manifest_assets
 from horon_bundle.build.compiled import CompiledLibrary
 from horon_bundle.build.request import BuildResult
@@ -42,7 +43,8 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
                           "Set `license = \"…\"` in the package's Cargo.toml.")
     lib_path = f"lib/{library.path.name}"
     sidecars = [(s, f"sidecars/{Path(s.source).name}") for s in plugin.sidecars]
-    copies = [StagedFile(source=library.path, path=lib_path, moved_digest=library.digest),
+    copies = [StagedFile(source=library.path, path=lib_path, moved_digest=library.digest,
+                         moved_identity=library.identity),
               StagedFile(source=workspace / plugin.license_file, path=license_path)]
     copies += [StagedFile(source=workspace / s.source, path=path, executable=s.executable)
                for s, path in sidecars]
@@ -90,7 +92,8 @@ def package_bundle(*, declaration: Declaration, plugin: PluginDeclaration,
     assembled = assemble_bundle(out=out, name=name, copies=copies, generated=library.generated,
                                 provenance=provenance, manifest=manifest)
     archive = out / f"{name}.zip"
-    digest = write_archive(assembled.directory, assembled.files, archive, epoch=epoch)
+    digest = write_streamed_archive(assembled.directory, assembled.files, assembled.written,
+                                    archive, epoch=epoch)
     write_digest_file(archive, digest)
     removed = discard_stale_signatures(
         archive, digest.sha256, (assembled.directory / PROVENANCE_NAME).read_bytes())

@@ -37,7 +37,7 @@ def compile_records(request: CompileRequest, reporter: Reporter | None = None) -
         reporter.note(f"using the plugin workspace {workspace}")
     toolchain = probe_toolchain(workspace, env=environ)
     targets = select_targets(plugin, request.targets, False, toolchain.host)
-    require_targets(workspace, targets, env=environ)
+    require_targets(workspace, targets, env=environ, toolchain=toolchain)
     facts = source_facts(workspace)
     for warning in dirty_warnings(facts):
         reporter.note(warning)

@@ -19,6 +19,7 @@ from horon_bundle.assets.sbom import SBOM_NAME, SBOM_ROLE, build_sbom
 from horon_bundle.assets.sbom_subject import SbomSubject
 from horon_bundle.cargo.metadata import Metadata, Package
 from horon_bundle.cargo.toolchain import Toolchain
+from horon_bundle.core.file_identity import FileIdentity
 from horon_bundle.core.hashing import Digest
 from horon_bundle.core.reporter import Reporter
 from horon_bundle.model.declaration import Declaration, PluginDeclaration
@@ -79,6 +80,9 @@ class CompiledLibrary:
 
     path: Path
     digest: Digest
+    # the copy's identity right after it was written and hashed (before the probe child ran
+    # it): while it is unchanged, `digest` is still its bytes' (`build.assemble`)
+    identity: FileIdentity | None
     target: str
     channel: str
     package: Package
@@ -99,7 +103,8 @@ def source_packages(graph: Graph, metadata: Metadata) -> dict[str, Package]:
             if (found := by_key.get((package.name, package.version, package.source)))}
 
 
-def finish_library(request: LibraryRequest, *, path: Path, digest: Digest, package: Package,
+def finish_library(request: LibraryRequest, *, path: Path, digest: Digest,
+                   identity: FileIdentity | None, package: Package,
                    metadata: Metadata, graph: Graph, providers: list[QaProvider],
                    advertised: Advertised | None, notes: list[str],
                    evidence: Evidence, log: str = "") -> CompiledLibrary:
@@ -121,7 +126,8 @@ def finish_library(request: LibraryRequest, *, path: Path, digest: Digest, packa
                     qa_markers=tuple(sorted(p.id for p in graph.packages.values()
                                             if p.qa_marker)))
     return CompiledLibrary(
-        path=path, digest=digest, target=request.target, channel=request.channel,
+        path=path, digest=digest, identity=identity, target=request.target,
+        channel=request.channel,
         package=package, judged=judged, evidence=evidence, advertised=advertised,
         generated={SBOM_NAME: build_sbom(graph, subject, qa_providers), NOTICES_NAME: notices},
         asset_roles={SBOM_ROLE: SBOM_NAME, NOTICES_ROLE: NOTICES_NAME}, notes=tuple(notes),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from horon_bundle.build import observation
+from horon_bundle.build.ahead import IMPORTS, start_ahead
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.build.output import SCRATCH_PREFIX
 from horon_bundle.build.source_facts import SourceFacts
@@ -20,6 +21,7 @@ from horon_bundle.cargo.resolve import build_graph, lock_checksums
 from horon_bundle.core import codes
 from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Refused
+from horon_bundle.core.file_identity import FileIdentity, identity_of
 from horon_bundle.core.files import exclusive_use, write_failed
 from horon_bundle.core.hashing import Digest, copy_and_hash, hash_file
 from horon_bundle.model.declaration import PluginDeclaration
@@ -91,6 +93,7 @@ class CargoStep:
     run: CargoRun
     copied: Path
     digest: Digest
+    identity: FileIdentity  # the copy's, right after it was written and hashed
     artifacts: tuple[RecordedArtifact, ...]
     source: SourceFacts
 
@@ -125,7 +128,8 @@ def run_declared_cargo(request: LibraryRequest, *, target_dir: Path | None, sour
                               on_line=request.reporter.detail)
         copied = request.scratch / run.library.name
         try:
-            digest = copy_and_hash(run.library, copied)
+            digest = copy_and_hash(run.library, copied, crc=True)  # the one read of it
+            identity = identity_of(copied.stat())
         except OSError as exc:
             raise write_failed(copied, exc) from None
         artifacts = [RecordedArtifact(path=normalise.text(str(run.library)),
@@ -137,7 +141,8 @@ def run_declared_cargo(request: LibraryRequest, *, target_dir: Path | None, sour
                                                   sha256=extra.sha256, size=extra.size))
         checkpoint("build.compiled")
     return CargoStep(request=request, metadata=metadata, package=package, run=run,
-                     copied=copied, digest=digest, artifacts=tuple(artifacts), source=source)
+                     copied=copied, digest=digest, identity=identity,
+                     artifacts=tuple(artifacts), source=source)
 
 
 Observed = tuple[Advertised | None, list[str]]
@@ -158,6 +163,7 @@ def finish_compiled(step: CargoStep,
     is taken where a sequential build would have made it: after the judges)."""
     request, metadata, package, run = step.request, step.metadata, step.package, step.run
     copied, digest, artifacts, source = step.copied, step.digest, step.artifacts, step.source
+    identity = step.identity
     claim = request.claim
     lock_path = metadata.workspace_root / "Cargo.lock"
     graph = build_graph(metadata=metadata, plugin=package, units=run.units,
@@ -173,12 +179,13 @@ def finish_compiled(step: CargoStep,
         exit_status=run.exit_status, artifacts=tuple(artifacts),
         source_revision=source.revision, source_dirty=source.dirty,
         cargo_lock_sha256=lock_digest.sha256)
+    start_ahead("imports", IMPORTS)  # while the probe child runs (`build.ahead`)
     advertised, notes = observed() if observed is not None else observe_library(step)
     evidence = Evidence(kind=EVIDENCE_INVOCATION, invocation=invocation, record=None,
                         record_sha256=None, cargo_lock_sha256=lock_digest.sha256,
                         source_revision=source.revision, source_dirty=source.dirty)
-    return finish_library(request, path=copied, digest=digest, package=package,
-                          metadata=metadata, graph=graph, providers=providers,
+    return finish_library(request, path=copied, digest=digest, identity=identity,
+                          package=package, metadata=metadata, graph=graph, providers=providers,
                           advertised=advertised, notes=notes, evidence=evidence, log=run.log)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import horon_bundle
+from horon_bundle.build.ahead import PROBES, start_ahead
 from horon_bundle.build.builder_identity import builder_id
 from horon_bundle.build.bundle import package_bundle
 from horon_bundle.build.compiled import CompiledLibrary, LibraryRequest
@@ -55,7 +56,6 @@ from horon_bundle.model.declaration import (
 )
 from horon_bundle.model.release_statement import run_identity
 from horon_bundle.model.sidefiles import BUILD_RECORD_FORMAT, BUILD_RECORD_SUFFIX, beside
-from horon_bundle.verify.signature import require_signature
 
 Made = tuple[datetime.datetime, CargoStep, Future[Observed]]  # a cargo step, its probe started
 
@@ -99,6 +99,7 @@ def select_targets(plugin: PluginDeclaration, targets: tuple[str, ...], all_targ
 
 def build(request: BuildRequest, reporter: Reporter | None = None) -> list[BuildResult]:
     reporter = reporter or SilentReporter()
+    start_ahead("probes", PROBES)  # the containment, while rustc and cargo run
     environ = dict(os.environ if request.environ is None else request.environ)
     if request.channel not in CHANNELS:
         raise Refused.one(codes.DECLARATION_VALUE,
@@ -119,6 +120,8 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
         if request.record is None or request.prebuilt is None:
             raise Refused.one(codes.SIGNATURE_OPTIONS,
                               "--require-signed-record needs --prebuilt LIB --record REC")
+        from horon_bundle.verify.signature import require_signature  # noqa: PLC0415 - rare
+
         signed_record = require_signature(request.record, request.record_signer).sha256
     toolchain = probe_toolchain(workspace, env=environ)
     work = [(plugin, select_targets(plugin, request.targets, request.all_targets,
@@ -129,7 +132,7 @@ def build(request: BuildRequest, reporter: Reporter | None = None) -> list[Build
         _require_declared_files(workspace, plugin)
     if request.prebuilt is None:
         require_targets(workspace, sorted({t for _, targets in work for t in targets}),
-                        env=environ)
+                        env=environ, toolchain=toolchain)
     facts = source_facts(workspace)
     warnings = dirty_warnings(facts)
     epoch, epoch_origin = ((request.epoch, "requested") if request.epoch is not None

@@ -12,10 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from horon_bundle.build import observation
+from horon_bundle.build.ahead import IMPORTS, start_ahead
 from horon_bundle.build.compiled import CompiledLibrary, Evidence, LibraryRequest, finish_library
 from horon_bundle.cargo.metadata import Metadata, Package, load_metadata
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
+from horon_bundle.core.file_identity import identity_of
 from horon_bundle.core.hashing import copy_and_hash
 from horon_bundle.model.evidence import EVIDENCE_RECORD, Advertised
 from horon_bundle.model.record import ArtifactRecord, load_record
@@ -30,7 +32,8 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
     record, record_digest = load_record(record_path)
     copied = request.scratch / prebuilt.name
     try:
-        digest = copy_and_hash(prebuilt, copied)
+        digest = copy_and_hash(prebuilt, copied, crc=True)
+        identity = identity_of(copied.stat())
     except OSError as exc:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{prebuilt}: {exc.strerror}") from None
     claim = request.claim
@@ -45,6 +48,7 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
         raise Refused(findings)
     providers = judge_graph(record.graph, claim=claim, channel=request.channel,
                             patterns=request.declaration.qa_patterns)
+    start_ahead("imports", IMPORTS)  # while the probe child runs (`build.ahead`)
     advertised, notes = _advertised(record, copied, request)
     package, metadata = _package_facts(record, request)
     invocation = record.invocation
@@ -53,9 +57,10 @@ def library_from_record(request: LibraryRequest, *, prebuilt: Path,
                         cargo_lock_sha256=invocation.cargo_lock_sha256,
                         source_revision=invocation.source_revision,
                         source_dirty=invocation.source_dirty)
-    return finish_library(request, path=copied, digest=digest, package=package,
-                          metadata=metadata, graph=record.graph, providers=providers,
-                          advertised=advertised, notes=notes, evidence=evidence)
+    return finish_library(request, path=copied, digest=digest, identity=identity,
+                          package=package, metadata=metadata, graph=record.graph,
+                          providers=providers, advertised=advertised, notes=notes,
+                          evidence=evidence)
 
 
 def _advertised(record: ArtifactRecord, library: Path,

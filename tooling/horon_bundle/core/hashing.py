@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
@@ -23,6 +24,9 @@ READ_AHEAD_AFTER = 4  # chunks read before reading ahead (small files never star
 class Digest:
     sha256: str
     size: int
+    # the CRC-32 taken with the SHA-256 where a zip entry will be written from these bytes
+    # (build: the header is written once, before the data); not part of a digest's identity
+    crc32: int | None = field(default=None, compare=False)
 
 
 def hash_stream(stream: BinaryIO,
@@ -88,15 +92,18 @@ def hash_file(path: Path, *, what: str = "file", follow_symlinks: bool = True) -
         return hash_stream(stream)
 
 
-def hash_bytes(data: bytes) -> Digest:
-    return Digest(hashlib.sha256(data).hexdigest(), len(data))
+def hash_bytes(data: bytes, *, crc: bool = False) -> Digest:
+    return Digest(hashlib.sha256(data).hexdigest(), len(data),
+                  zlib.crc32(data) if crc else None)
 
 
-def copy_and_hash(source: Path, destination: Path, *, mode: int = 0o644) -> Digest:
-    """Copy `source` to a new file `destination` and hash the bytes on the way (one read)."""
+def copy_and_hash(source: Path, destination: Path, *, mode: int = 0o644,
+                  crc: bool = False) -> Digest:
+    """Copy `source` to a new file `destination` and hash the bytes on the way (one read);
+    `crc`: take their CRC-32 too (`Digest.crc32`)."""
     fd, _info = open_regular(source, what="file")
     with os.fdopen(fd, "rb") as reader:
-        return copy_stream_and_hash(reader, destination, mode=mode)
+        return copy_stream_and_hash(reader, destination, mode=mode, crc=crc)
 
 
 class _ReadsInto(Protocol):
@@ -104,16 +111,19 @@ class _ReadsInto(Protocol):
 
 
 def copy_stream_and_hash(reader: _ReadsInto, destination: Path, *,
-                         mode: int = 0o644) -> Digest:
+                         mode: int = 0o644, crc: bool = False) -> Digest:
     """Copy what `reader` gives to a new file `destination`, hashing it on the way."""
     hasher = hashlib.sha256()
     size = 0
+    check = 0
     view = memoryview(bytearray(CHUNK))  # one buffer for the whole copy
     with destination.open("xb") as writer:
         while got := reader.readinto(view):
             chunk = view[:got]
             hasher.update(chunk)
+            if crc:
+                check = zlib.crc32(chunk, check)
             writer.write(chunk)
             size += got
     destination.chmod(mode)
-    return Digest(hasher.hexdigest(), size)
+    return Digest(hasher.hexdigest(), size, check if crc else None)

@@ -12,6 +12,7 @@ from horon_bundle.abi.section import StreamWindows, WindowedAccess, read_section
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.hashing import Digest, hash_bytes, hash_stream
+from horon_bundle.core.streams import ByteStream
 from horon_bundle.model import checksums
 from horon_bundle.model.harness.layout import is_harness
 from horon_bundle.model.manifest import (
@@ -106,6 +107,12 @@ def _hash_all(source: BundleSource, wanted: set[str], already_read: dict[str, by
         if path in already_read:
             digests[path] = hash_bytes(already_read[path])
             continue
+        known = source.known_digest(path)
+        if known is not None:  # build's own staging: hashed as it was written
+            digests[path] = known
+            if path == watched:
+                _fill_windows(source, path, known.size, windows)
+            continue
         stream = source.open(path, resumable=path == watched)
         try:
             digests[path] = hash_stream(stream,  # type: ignore[arg-type]
@@ -113,6 +120,29 @@ def _hash_all(source: BundleSource, wanted: set[str], already_read: dict[str, by
         finally:
             stream.close()
     return digests
+
+
+def _fill_windows(source: BundleSource, path: str, size: int, windows: StreamWindows) -> None:
+    """The head and tail windows of a file not streamed, by two targeted reads of it."""
+    stream = source.open(path, resumable=True)
+    try:
+        windows.feed(_read_exactly(stream, min(size, StreamWindows.HEAD)))
+        tail = max(StreamWindows.HEAD, size - StreamWindows.TAIL)
+        if tail < size:
+            stream.seek(tail)  # type: ignore[attr-defined]
+            windows.tail = bytearray()
+            windows.feed(_read_exactly(stream, size - tail))
+        windows.size = size
+    finally:
+        stream.close()
+
+
+def _read_exactly(stream: ByteStream, length: int) -> bytes:
+    parts = []
+    while length > 0 and (part := stream.read(min(length, 1 << 20))):
+        parts.append(part)
+        length -= len(part)
+    return b"".join(parts)
 
 
 def _read_section(source: BundleSource, manifest: Manifest | None,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
+from horon_bundle.core.hashing import Digest
 from horon_bundle.core.streams import ByteStream
 
 
@@ -34,6 +35,11 @@ class BundleSource(ABC):
 
         `resumable`: this stream reads the file from its start, and later streams of it may
         seek (a directory's file always can; an archive entry keeps resume points)."""
+
+    def known_digest(self, path: str) -> Digest | None:
+        """The digest of `path` already computed by whoever wrote it (`verify.reading.staged`:
+        build's own staging), or None: the file is hashed by streaming it."""
+        return None
 
     def read_small(self, path: str, limit: int) -> bytes:
         """Read a metadata file whole, refusing it past `limit` bytes before reading it."""
