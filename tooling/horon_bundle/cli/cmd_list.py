@@ -5,12 +5,14 @@ home's state file alone (no zip is opened)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
-from horon_bundle.install.harness_survey import HarnessStatus
 from horon_bundle.install.survey import INSTALLED, Survey, survey
+
+if TYPE_CHECKING:
+    from horon_bundle.install.harness_survey import HarnessStatus
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -7,8 +7,8 @@ Imported by `cli.main` once it is clear that arguments must be parsed (never for
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -17,9 +17,39 @@ import horon_bundle
 from horon_bundle.core.errors import EXIT_USAGE
 
 
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`, as it finds them (COLUMNS, else the terminal
+    of sys.__stdout__, else 80), without importing shutil (and with it bz2 and lzma)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+    return size.columns or 80
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's formatter, its default width found without shutil: argparse makes one for
+    every argument it adds (to check the metavar), so this runs on every start (start-up)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
 class Parser(argparse.ArgumentParser):
     json_errors = False  # set by `main` when the arguments ask for --json
     options: tuple[str, ...] = ()  # the chosen command's options, for "did you mean"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         usage_error(message, _suggestion(message), parser=self)
@@ -43,6 +73,8 @@ def usage_error(message: str, hint: str = "", *,
 
 
 def nearest(word: str, choices: Sequence[str]) -> str | None:
+    import difflib  # noqa: PLC0415 - only for a mistyped word (start-up)
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
     return close[0] if close else None
 

@@ -10,7 +10,6 @@ SHA-256 of the root's bytes, so a report says exactly what it trusted.
 
 from __future__ import annotations
 
-import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +59,8 @@ class LoadedTrust:
 
 def _shipped_root(url: str) -> tuple[bytes, Path]:
     """The trusted_root.json `sigstore` ships for `url` (its package data, not a cache)."""
+    import importlib.resources  # noqa: PLC0415 - only when a signature is checked (start-up)
+
     resource = importlib.resources.files("sigstore._store").joinpath(
         quote(url, safe="")).joinpath(TRUSTED_ROOT_NAME)
     with importlib.resources.as_file(resource) as path:

@@ -7,13 +7,15 @@ with no sandbox running; `verify` recomputes it from the files and refuses a dif
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.model.harness.hooks import Hook
-from horon_bundle.model.harness.mcp import McpServer
+
+if TYPE_CHECKING:  # a state file's summary needs neither (start-up of `list`)
+    from horon_bundle.model.harness.hooks import Hook
+    from horon_bundle.model.harness.mcp import McpServer
 
 CATALOGUE_FORMAT = "horon.harness-catalogue.v1"
 MAX_CATALOGUE_BYTES = 16 << 20
