@@ -95,10 +95,12 @@ def command_module(module: str) -> Any:
 
 
 def parser(commands: dict[str, tuple[str, str]], prog: str,
-           chosen: str | None = None) -> argparse.ArgumentParser:
+           chosen: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
     """The parser of `commands` (`cli.main.COMMANDS`, passed in: this module never imports
     `cli.main`); only `chosen`'s module is imported to add its options (None: every one,
-    "": none)."""
+    "": none). `alone`: `chosen`'s parser is the only one made — what parsing a command
+    line that names it needs, when nothing will print the list of commands (start-up:
+    argparse makes each parser with its help action, about as much as a dataclass)."""
     top = Parser(prog=prog,
                   description="Build, check, sign, publish, install and audit plugin "
                               "bundles: native (a Rust library behind the horon ABI) and "
@@ -107,6 +109,8 @@ def parser(commands: dict[str, tuple[str, str]], prog: str,
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                              parser_class=Parser)
     for name, (module, summary) in commands.items():
+        if alone and name != chosen:
+            continue
         command = sub.add_parser(name, help=summary)
         if chosen is None or name == chosen:
             command_module(module).configure(command)

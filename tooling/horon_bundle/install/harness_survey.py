@@ -29,7 +29,7 @@ from horon_bundle.install.layout import (
 from horon_bundle.install.state import HarnessRecord, HomeState
 from horon_bundle.install.statefile import read_state
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.model.harness.manifest import VERSION, name_problem
+from horon_bundle.model.harness.names import VERSION, name_problem
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"
 CHECK_FORMAT = "horon.install-check.v1"

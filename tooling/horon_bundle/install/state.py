@@ -29,9 +29,9 @@ from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.model.harness.catalogue import check_catalogue
-from horon_bundle.model.harness.manifest import VERSION as HARNESS_VERSION
-from horon_bundle.model.harness.manifest import name_problem
+from horon_bundle.model.harness.catalogue_summary import check_catalogue
+from horon_bundle.model.harness.names import VERSION as HARNESS_VERSION
+from horon_bundle.model.harness.names import name_problem
 
 STATE_FORMAT = "horon.agent-home.v1"
 HARNESS_KEY = "harness_bundles"

@@ -11,7 +11,7 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.layout import REF_SUFFIX, ref_path
-from horon_bundle.model.harness.manifest import name_problem
+from horon_bundle.model.harness.names import name_problem
 
 __all__ = ["MAX_REF_BYTES", "BundleRef", "parse_ref", "ref_path", "zip_of_ref"]
 
