@@ -198,11 +198,20 @@ WHY = {
         "path-crate workspace: beyond cargo, `cargo metadata` of the whole workspace and the "
         "graph stages above; cargo's own time for many small crates is the baseline."),
     "`list`": (
-        "list start-up: the interpreter, argparse and the state-file decoder (its models of "
-        "harness catalogues and manifests); no verifier is loaded (tests/project)."),
+        "list start-up: the interpreter and the standard library the CLI needs (argparse, "
+        "dataclasses with inspect, typing, json, pathlib) are most of it; then the home's "
+        "state-file decoder and the survey, about 15 frozen dataclasses. No verifier, copy "
+        "verifier, hashing, harness manifest or catalogue model and no writer's imports are "
+        "loaded, and only the command's own parser is built (tests/project, tests/cli)."),
     "harness verify": (
-        "harness verify start-up: the harness judge, its YAML loader and hook lint are imported "
-        "for a few milliseconds of work; no native judge or stage is loaded (tests/project)."),
+        "harness verify start-up: the floor is the interpreter — `python -c pass` alone is "
+        "several times `unzip -t` — and what a harness verify must read the plugin with: "
+        "PyYAML (about a sixth of the run's instructions: it imports its emitter, "
+        "representer and resolver tables with the loader), the plugin reader, the hook "
+        "lint's rule tables and the harness report. The work itself is a few milliseconds; no "
+        "native judge or model, signer model or stage is loaded (tests/project). Meeting "
+        "≤ 15× would need the check without a new interpreter (a resident process, or one "
+        "`check`/`fetch` call for many refs)."),
     "a host re-checking": (
         "check of many: one start-up, then per plugin a state-file read, a descriptor walk of "
         "the copy and a hash of every file; `sha256sum` only hashes."),

@@ -159,7 +159,7 @@ def test_list_and_a_harness_verify_load_only_what_they_need(
             "horon_bundle.model.harness.mcp", "horon_bundle.model.harness.ref",
             "horon_bundle.model.harness.manifest", "horon_bundle.model.harness.catalogue",
             "horon_bundle.model.harness.host_names", "horon_bundle.core.checkpoint",
-            "secrets", "platform", *UNNEEDED)) == [], listed_home
+            "secrets", "datetime", "platform", *UNNEEDED)) == [], listed_home
     for argv in (("verify", archive), ("fetch", ref, "--into", tmp_path / "fetched")):
         seen = _observe(*argv)
         assert seen["status"] == 0, argv

@@ -19,7 +19,6 @@ file is an empty home. Updates return new values; nothing here does I/O.
 
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +43,8 @@ _MAX_SOURCE = 255
 
 def now_utc() -> str:
     """The time a record is made, as the state file keeps it."""
+    import datetime  # noqa: PLC0415 - a writer's: reading the state file needs none (start-up)
+
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
