@@ -91,7 +91,8 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
         assert isinstance(modules, list)
         assert not [m for m in modules if m.startswith("horon_bundle")
                     and any(word in m for word in ("probe", "cargo_", "doctor_"))]
-        assert _loaded(modules, (*SIGNER, *UNNEEDED, *HARNESS_ONLY)) == []
+        assert _loaded(modules, (*SIGNER, *UNNEEDED, *HARNESS_ONLY, "horon_bundle.verify.trust",
+                                 "horon_bundle.model.record")) == []
         # each reader only for its own kind of bundle
         other = (("horon_bundle.verify.reading.directory", "horon_bundle.core.tree")
                  if bundle == example_release.archive else ())
@@ -140,7 +141,8 @@ def test_list_and_a_harness_verify_load_only_what_they_need(
         tmp_path: Path, example_release: BuiltExample) -> None:
     """Start-up a host pays per call: `list` of a home reads its state file and never loads
     the verifier (nor a copy's verifier, hashing, or a harness bundle's hook and server
-    models: the state file keeps a catalogue as a document); a harness verify and fetch
+    models: the state file keeps a catalogue as a document; nor typing: its modules import
+    it for annotations alone); a harness verify and fetch
     never load the native judge, its models or any stage."""
     from tests.harness_support import built_zip  # noqa: PLC0415
 
@@ -159,7 +161,7 @@ def test_list_and_a_harness_verify_load_only_what_they_need(
             "horon_bundle.model.harness.mcp", "horon_bundle.model.harness.ref",
             "horon_bundle.model.harness.manifest", "horon_bundle.model.harness.catalogue",
             "horon_bundle.model.harness.host_names", "horon_bundle.core.checkpoint",
-            "secrets", "datetime", "platform", *UNNEEDED)) == [], listed_home
+            "secrets", "datetime", "platform", "typing", *UNNEEDED)) == [], listed_home
     for argv in (("verify", archive), ("fetch", ref, "--into", tmp_path / "fetched")):
         seen = _observe(*argv)
         assert seen["status"] == 0, argv

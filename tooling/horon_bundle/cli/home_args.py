@@ -11,7 +11,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.core import codes
@@ -19,6 +18,10 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.install.layout import resolve_home
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None = None) -> None:

@@ -11,10 +11,13 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
 import horon_bundle
 from horon_bundle.core.errors import EXIT_USAGE
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 def _columns() -> int:

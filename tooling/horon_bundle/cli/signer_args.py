@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.verify.trust import PINNED, PRODUCTION, STAGING, TrustChoice
+from horon_bundle.verify.trust_choice import PINNED, PRODUCTION, STAGING, TrustChoice
 
 if TYPE_CHECKING:  # imported only when a signer is named (start-up of a plain verify)
     from horon_bundle.model.signer_identity import SignerIdentity

@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from horon_bundle.core.errors import Code, Finding, Findings
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+    T = TypeVar("T")
 
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "an array",
                dict: "an object"}

@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, NoReturn
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Code, Refused
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DEFAULT_MAX_BYTES = 1 << 20

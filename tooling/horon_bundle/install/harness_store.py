@@ -15,7 +15,6 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
@@ -35,6 +34,7 @@ from horon_bundle.install.layout import (
     stored_where,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
 if TYPE_CHECKING:  # hashing, copies and the ref only when a stored zip is read (start-up of
     # `list`, which lists the store's names)
     from horon_bundle.core.hashing import Digest

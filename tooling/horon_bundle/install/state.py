@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Findings, Refused
@@ -31,6 +30,10 @@ from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.catalogue_summary import check_catalogue
 from horon_bundle.model.harness.names import VERSION as HARNESS_VERSION
 from horon_bundle.model.harness.names import name_problem
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_FORMAT = "horon.agent-home.v1"
 HARNESS_KEY = "harness_bundles"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Findings, Refused, exit_status_for
@@ -31,7 +30,10 @@ from horon_bundle.install.layout import (
 from horon_bundle.install.state import HomeState, InstalledCopy
 from horon_bundle.install.statefile import read_state
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
 if TYPE_CHECKING:  # the verifier of a copy only when one is verified (start-up of `list`)
+    from typing import Any
+
     from horon_bundle.install.copies import VerifiedCopy
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"

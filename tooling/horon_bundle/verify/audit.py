@@ -20,7 +20,7 @@ from horon_bundle.model.bundle_kind import BundleKind
 from horon_bundle.model.sidefiles import SIGNATURE_SUFFIX, beside
 from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.trust import PRODUCTION, TrustChoice
+from horon_bundle.verify.trust_choice import PRODUCTION, TrustChoice
 
 if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given, the
     # signature checks (and the signer's models) only when a signer is named (start-up)

@@ -8,11 +8,14 @@ catalogue as a document, never loads them (start-up)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.strictjson import read_json
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CATALOGUE_FORMAT = "horon.harness-catalogue.v1"
 MAX_CATALOGUE_BYTES = 16 << 20
