@@ -87,12 +87,10 @@ def _chosen(argv: Sequence[str]) -> str | None:
 
 
 def _alone(argv: Sequence[str], chosen: str) -> bool:
-    """Whether the chosen command's parser alone parses `argv`: nothing before the command
-    asks the top level for its help (which lists every command); --version before it
-    prints the version alone."""
-    before = argv[:list(argv).index(chosen)]
-    return not any(word in ("-h", "--help") or (word.startswith("--h") and "--help".startswith(
-        word)) for word in before)
+    """Whether the chosen command's parser alone parses `argv`: when the command is the first
+    word. Anything before it (--help, --version, `--`, an unknown option) goes to the top
+    level, whose help and errors may list every command."""
+    return bool(argv) and argv[0] == chosen
 
 
 def _unknown_command(arguments: Sequence[str]) -> None:
