@@ -96,3 +96,5 @@ def test_help_before_a_command_still_lists_every_command(
     for helped in (cli("--help", "verify"), cli("--he", "verify"), cli("-h", "list")):
         assert helped.status == 0
         assert helped.stdout == cli("--help").stdout  # the top level's help, every command
+    refused = cli("--", "verify", "x")  # anything before the command: the top level parses
+    assert refused.status == 2 and all(repr(name) in refused.stderr for name in COMMANDS)
