@@ -6,10 +6,13 @@ global flag) is spelled `--installed-version`, the old spelling kept with a depr
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from horon_bundle.cli.main import COMMANDS, parser
+from horon_bundle.cli.parsing import Parser
 from tests.helpers import cli
 
 
@@ -64,3 +67,34 @@ def test_doctor_installed_version_and_its_old_spelling(tmp_path: object) -> None
     assert old.codes == new.codes == ["install.not-installed"]
     assert "note: doctor --version is deprecated: use --installed-version" in old.stderr
     assert "deprecated" not in new.stderr
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_command_parsed_alone_helps_as_in_the_full_parser(name: str) -> None:
+    """A command line naming a command gets that command's parser alone (start-up: the
+    others are never made); its help, usage and options are the full parser's."""
+    top = parser(name, alone=True)
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [name]
+    assert sub.choices[name].format_help() == _commands()[name].format_help()
+    assert top.format_usage() == parser(None).format_usage()
+
+
+def test_help_before_a_command_still_lists_every_command(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    made: list[str] = []
+    original = Parser.__init__
+
+    def counting(self: Parser, *args: Any, **kwargs: Any) -> None:
+        made.append(str(kwargs.get("prog")))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Parser, "__init__", counting)
+    assert cli("list", "--home", tmp_path / "home").status == 0
+    assert made == ["horon-bundle", "horon-bundle list"], "list made other commands' parsers"
+    monkeypatch.undo()
+    for helped in (cli("--help", "verify"), cli("--he", "verify"), cli("-h", "list")):
+        assert helped.status == 0
+        assert helped.stdout == cli("--help").stdout  # the top level's help, every command
+    refused = cli("--", "verify", "x")  # anything before the command: the top level parses
+    assert refused.status == 2 and all(repr(name) in refused.stderr for name in COMMANDS)

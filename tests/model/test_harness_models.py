@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.model.harness import frontmatter as fm
 from horon_bundle.model.harness.hooks import count_hooks, hooks_from_file
-from horon_bundle.model.harness.manifest import name_problem, parse_plugin_manifest
+from horon_bundle.model.harness.manifest import parse_plugin_manifest
+from horon_bundle.model.harness.names import name_problem
 from horon_bundle.model.harness.profile import parse_profile, shipped_profiles
 from horon_bundle.rules.harness_lint import credential_reads
 from horon_bundle.rules.harness_refs import (

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BuiltExample
-from tests.helpers import REPO
+from tests.helpers import REPO, cli
 
 pytestmark = pytest.mark.process
 
@@ -25,6 +25,21 @@ HEAVY = ("sigstore", "cyclonedx", "oras", "requests", "cryptography")
 STAGES = ("horon_bundle.cargo", "horon_bundle.build", "horon_bundle.doctor",
           "horon_bundle.load", "horon_bundle.sign", "horon_bundle.publish",
           "horon_bundle.reproduce", "horon_bundle.assets")
+# issue 24's start-up savings, each held by the commands that no longer load it (not by time):
+# the signer's models and signature checks only when a signer is named; importlib.resources
+# (tempfile, shutil, zipfile) neither for the trust root's name nor for the shipped host
+# profiles; shutil (bz2, lzma) not for argparse's formatter width; orjson not for a small
+# document's digest; difflib only for a "did you mean"
+SIGNER = ("horon_bundle.verify.signature", "horon_bundle.model.signer_identity")
+UNNEEDED = ("importlib.resources", "shutil", "orjson", "difflib")
+# what a native bundle's verify needs of the harness side: its layout's names, its options
+HARNESS_ONLY = ("horon_bundle.verify.harness.report", "horon_bundle.verify.harness.ref",
+                "horon_bundle.verify.harness.judge", "horon_bundle.model.harness.ref",
+                "horon_bundle.model.harness.manifest", "horon_bundle.model.harness.catalogue")
+# the native models a harness verify never reads
+NATIVE_MODELS = ("horon_bundle.model.provenance", "horon_bundle.model.manifest",
+                 "horon_bundle.model.graph", "horon_bundle.model.evidence",
+                 "horon_bundle.model.record", "horon_bundle.model.qa")
 # the modules our code loads: those present before it runs (the interpreter's, and under
 # `nox -s tests` coverage's own, which imports typing in every child) are not counted
 _OBSERVE = """
@@ -76,6 +91,12 @@ def test_plain_verify_runs_nothing_and_loads_no_stage(example_release: BuiltExam
         assert isinstance(modules, list)
         assert not [m for m in modules if m.startswith("horon_bundle")
                     and any(word in m for word in ("probe", "cargo_", "doctor_"))]
+        assert _loaded(modules, (*SIGNER, *UNNEEDED, *HARNESS_ONLY, "horon_bundle.verify.trust",
+                                 "horon_bundle.model.record")) == []
+        # each reader only for its own kind of bundle
+        other = (("horon_bundle.verify.reading.directory", "horon_bundle.core.tree")
+                 if bundle == example_release.archive else ())
+        assert _loaded(modules, other) == []
 
 
 @pytest.mark.slow
@@ -116,16 +137,31 @@ NATIVE_JUDGE = ("horon_bundle.verify.judge", "horon_bundle.verify.native_context
 
 
 @pytest.mark.slow
-def test_list_and_a_harness_verify_load_only_what_they_need(tmp_path: Path) -> None:
+def test_list_and_a_harness_verify_load_only_what_they_need(
+        tmp_path: Path, example_release: BuiltExample) -> None:
     """Start-up a host pays per call: `list` of a home reads its state file and never loads
-    the verifier; a harness verify and fetch never load the native judge or any stage."""
+    the verifier (nor a copy's verifier, hashing, or a harness bundle's hook and server
+    models: the state file keeps a catalogue as a document; nor typing: its modules import
+    it for annotations alone); a harness verify and fetch
+    never load the native judge, its models or any stage."""
     from tests.harness_support import built_zip  # noqa: PLC0415
 
-    listed = _observe("list", "--home", tmp_path / "home")
-    assert listed["status"] == 0
-    assert _loaded(listed["modules"], ("horon_bundle.verify", *STAGES, *HEAVY, "rich")) == []
     archive = built_zip(tmp_path / "harness")
     ref = archive.with_name(archive.name + ".ref.json")
+    home = tmp_path / "home"
+    for bundle in (archive, example_release.bundle):  # a home holding both kinds
+        assert cli("install", bundle, "--home", home).status == 0
+    for listed_home in (tmp_path / "no-home", home):
+        listed = _observe("list", "--home", listed_home)
+        assert listed["status"] == 0
+        assert _loaded(listed["modules"], ("horon_bundle.verify", *STAGES, *HEAVY, "rich")) == []
+        assert _loaded(listed["modules"], (
+            "horon_bundle.install.copies", "horon_bundle.core.hashing",
+            "horon_bundle.model.manifest", "horon_bundle.model.harness.hooks",
+            "horon_bundle.model.harness.mcp", "horon_bundle.model.harness.ref",
+            "horon_bundle.model.harness.manifest", "horon_bundle.model.harness.catalogue",
+            "horon_bundle.model.harness.host_names", "horon_bundle.core.checkpoint",
+            "secrets", "datetime", "platform", "typing", *UNNEEDED)) == [], listed_home
     for argv in (("verify", archive), ("fetch", ref, "--into", tmp_path / "fetched")):
         seen = _observe(*argv)
         assert seen["status"] == 0, argv
@@ -133,4 +169,9 @@ def test_list_and_a_harness_verify_load_only_what_they_need(tmp_path: Path) -> N
         events = seen["events"]
         assert isinstance(events, list)
         assert [e for e in events if e != "ctypes.dlopen"] == [], argv
-        assert _loaded(seen["modules"], (*NATIVE_JUDGE, *STAGES, *HEAVY)) == [], argv
+        assert _loaded(seen["modules"], (*NATIVE_JUDGE, *STAGES, *HEAVY, *SIGNER)) == [], argv
+        assert _loaded(seen["modules"], (
+            "horon_bundle.model.provenance", "horon_bundle.model.graph",
+            "horon_bundle.model.evidence", "horon_bundle.model.record")) == [], argv
+    verified = _observe("verify", archive)
+    assert _loaded(verified["modules"], (*NATIVE_MODELS, *UNNEEDED)) == []

@@ -10,7 +10,7 @@ from horon_bundle.cli.home_args import home_from_args
 from horon_bundle.core.errors import EXIT_OK
 from horon_bundle.install.fetch import FetchRequest, fetch
 from horon_bundle.model.harness.profile import resolve_profile
-from horon_bundle.verify.harness.report import HarnessOptions
+from horon_bundle.verify.harness.options import HarnessOptions
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -21,7 +21,7 @@ from horon_bundle.model.checks import PASS
 from horon_bundle.model.harness.profile import resolve_profile
 from horon_bundle.rules.policy import load_policy
 from horon_bundle.verify.audit import audit_options
-from horon_bundle.verify.harness.report import HarnessOptions
+from horon_bundle.verify.harness.options import HarnessOptions
 
 if TYPE_CHECKING:
     from horon_bundle.verify.signature import SignatureVerifier

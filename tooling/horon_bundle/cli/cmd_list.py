@@ -5,12 +5,16 @@ home's state file alone (no zip is opened)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from horon_bundle.cli import render
 from horon_bundle.cli.home_args import add_home_arguments, home_from_args
-from horon_bundle.install.harness_survey import HarnessStatus
 from horon_bundle.install.survey import INSTALLED, Survey, survey
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from horon_bundle.install.harness_survey import HarnessStatus
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from horon_bundle.core.errors import Refused, exit_status_for
 from horon_bundle.core.hashing import hash_file
 from horon_bundle.model.checks import PASS, SKIP, WARN
 from horon_bundle.verify.audit import audit_options
-from horon_bundle.verify.harness.report import HarnessOptions
+from horon_bundle.verify.harness.options import HarnessOptions
 from horon_bundle.verify.report import VerifyReport
 from horon_bundle.verify.route import verify_any
 

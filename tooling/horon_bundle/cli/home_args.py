@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.cli.argtypes import named_path, positive_seconds
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.install.harness_survey import installed_kind
 from horon_bundle.install.layout import resolve_home
 from horon_bundle.install.lock import DEFAULT_LOCK_TIMEOUT
 from horon_bundle.model.bundle_kind import KIND_NAMES, BundleKind
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_home_arguments(parser: Any, *, writes: bool = False, target: str | None = None) -> None:
@@ -45,6 +46,8 @@ def add_kind_argument(parser: Any) -> None:
 def names_harness(home: Path, args: argparse.Namespace) -> bool:
     """Whether ID (`args.plugin_id`) names a harness bundle in `home` (`--kind`, else the one
     kind the home holds); a harness bundle has no targets, so `--target` is refused for it."""
+    from horon_bundle.install.harness_survey import installed_kind  # noqa: PLC0415 - start-up
+
     if installed_kind(home, args.plugin_id, args.kind) != BundleKind.HARNESS:
         return False
     if args.target is not None:
@@ -61,6 +64,8 @@ def home_from_args(args: argparse.Namespace) -> tuple[Path, bool]:
 def target_from_args(args: argparse.Namespace) -> str:
     if args.target is not None:
         return str(args.target)
+    import platform  # noqa: PLC0415 - start-up: only the target needs it
+
     from horon_bundle.load.host import triple_from_platform  # noqa: PLC0415 - install alone
 
     triple = triple_from_platform(sys.platform, platform.machine(), platform.libc_ver()[0])

@@ -68,12 +68,12 @@ def command_module(name: str) -> Any:
     return parsing.command_module(COMMANDS[name][0])
 
 
-def parser(chosen: str | None = None) -> argparse.ArgumentParser:
+def parser(chosen: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
     """The parser; only `chosen`'s module is imported to add its options (None: every one,
-    "": none)."""
+    "": none); `alone`: no other command's parser is made (`cli.parsing.parser`)."""
     from horon_bundle.cli import parsing  # noqa: PLC0415
 
-    return parsing.parser(COMMANDS, PROG, chosen)
+    return parsing.parser(COMMANDS, PROG, chosen, alone=alone)
 
 
 def _chosen(argv: Sequence[str]) -> str | None:
@@ -84,6 +84,13 @@ def _chosen(argv: Sequence[str]) -> str | None:
         if not word.startswith("-"):
             return None
     return None
+
+
+def _alone(argv: Sequence[str], chosen: str) -> bool:
+    """Whether the chosen command's parser alone parses `argv`: when the command is the first
+    word. Anything before it (--help, --version, `--`, an unknown option) goes to the top
+    level, whose help and errors may list every command."""
+    return bool(argv) and argv[0] == chosen
 
 
 def _unknown_command(arguments: Sequence[str]) -> None:
@@ -131,7 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = _chosen(arguments)
     if chosen is None:
         _unknown_command(arguments)
-    args = parser(chosen or "").parse_args(arguments)  # top-level --help: no command loaded
+    # top-level --help: no command loaded; a command named: its parser alone (start-up)
+    args = parser(chosen or "", alone=bool(chosen) and _alone(arguments, chosen or "")
+                  ).parse_args(arguments)
     as_json = bool(getattr(args, "json", False))
     from horon_bundle.cli import render  # noqa: PLC0415 - after parsing: --help needs no rich
 

@@ -26,11 +26,14 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any, NoReturn
 
 from horon_bundle.cli import github
 from horon_bundle.cli.escaping import JSON_UNSAFE, plain
 from horon_bundle.core.errors import Finding
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # rich.markup's tag grammar: `[tag]`, `[/]`, `[link=…]`; an odd run of backslashes escapes it
 # a number with a fraction or an exponent ending a line of orjson's indented text, where each

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.cli.argtypes import named_path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.model.signer_identity import SignerIdentity, signer_identity
-from horon_bundle.verify.signature import SignatureVerifier
-from horon_bundle.verify.trust import PINNED, PRODUCTION, STAGING, TrustChoice, load_trust
+from horon_bundle.verify.trust_choice import PINNED, PRODUCTION, STAGING, TrustChoice
+
+if TYPE_CHECKING:  # imported only when a signer is named (start-up of a plain verify)
+    from horon_bundle.model.signer_identity import SignerIdentity
+    from horon_bundle.verify.signature import SignatureVerifier
+
+SIGNER_OPTIONS = ("identity", "issuer", "github_repository", "github_workflow", "github_ref")
 
 
 def add_signer_arguments(parser: Any, *, what: str) -> None:
@@ -35,6 +39,10 @@ def add_signer_arguments(parser: Any, *, what: str) -> None:
 
 
 def identity_from_args(args: argparse.Namespace) -> SignerIdentity | None:
+    if all(getattr(args, name) is None for name in SIGNER_OPTIONS):
+        return None  # what signer_identity says of no option at all, without its models
+    from horon_bundle.model.signer_identity import signer_identity  # noqa: PLC0415 - start-up
+
     return signer_identity(identity=args.identity, issuer=args.issuer,
                            github_repository=args.github_repository,
                            github_workflow=args.github_workflow, github_ref=args.github_ref,
@@ -72,4 +80,7 @@ def record_signer_from_args(args: argparse.Namespace) -> SignatureVerifier | Non
     if wanted is None:
         return None
     identity, trust = wanted
+    from horon_bundle.verify.signature import SignatureVerifier  # noqa: PLC0415 - start-up
+    from horon_bundle.verify.trust import load_trust  # noqa: PLC0415
+
     return SignatureVerifier(trust=load_trust(trust), identity=identity)

@@ -6,15 +6,16 @@ decoder reports all of them; a getter returns None for a field it could not read
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from horon_bundle.core.errors import Code, Finding, Findings
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+    T = TypeVar("T")
 
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "an array",
                dict: "an object"}
@@ -138,6 +139,8 @@ class FieldReader:
     def suggestion(self, key: str, where: str) -> str:
         """The hint for an unknown `key` of the object at `where`."""
         here = sorted(self.known.get(_table(where), ()))
+        import difflib  # noqa: PLC0415 - only for an unknown key (start-up)
+
         close = difflib.get_close_matches(key, here, n=1, cutoff=0.6)
         if close:
             return f"Did you mean `{close[0]}`? An unknown {self.missing_word} is refused, " \

@@ -15,12 +15,9 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
-from horon_bundle.core.hashing import Digest, hash_stream
-from horon_bundle.install.copies import through_descriptor
 from horon_bundle.install.dirs import (
     READ_FLAGS,
     Chain,
@@ -36,10 +33,13 @@ from horon_bundle.install.layout import (
     stored_name,
     stored_where,
 )
-from horon_bundle.install.state import HarnessRecord, HomeState
-from horon_bundle.model.harness.ref import BundleRef
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:  # hashing, copies and the ref only when a stored zip is read (start-up of
+    # `list`, which lists the store's names)
+    from horon_bundle.core.hashing import Digest
+    from horon_bundle.install.state import HarnessRecord, HomeState
+    from horon_bundle.model.harness.ref import BundleRef
     from horon_bundle.verify.audit import AuditOptions
     from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 
@@ -64,12 +64,16 @@ class Opened:
 
     def digest(self) -> Digest:
         """The SHA-256 of its bytes, read through the descriptor (from the start)."""
+        from horon_bundle.core.hashing import hash_stream  # noqa: PLC0415 - start-up
+
         duplicate = os.dup(self.fd)
         with os.fdopen(duplicate, "rb") as stream:
             stream.seek(0)
             return hash_stream(stream)
 
     def path(self) -> Path:
+        from horon_bundle.install.copies import through_descriptor  # noqa: PLC0415 - start-up
+
         return through_descriptor(self.parent, self.name, self.fallback)
 
     def unchanged(self, before: tuple[int, ...]) -> bool:
@@ -191,6 +195,8 @@ def verify_stored(store: Chain, name: str, version: str,
         if digest.sha256 != record.sha256:
             return [Finding(codes.INSTALL_TAMPERED,
                             f"{where}: sha256 {digest.sha256}, stored as {record.sha256}")]
+        from horon_bundle.model.harness.ref import BundleRef  # noqa: PLC0415 - start-up
+
         judged = judge_opened(opened, BundleRef(name=name, sha256=record.sha256))
     if isinstance(judged, list):
         return [Finding(codes.INSTALL_TAMPERED, f"{where}: {name} {version} does not verify"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Refused
@@ -29,7 +28,11 @@ from horon_bundle.install.layout import (
 from horon_bundle.install.state import HarnessRecord, HomeState
 from horon_bundle.install.statefile import read_state
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.model.harness.manifest import VERSION, name_problem
+from horon_bundle.model.harness.names import VERSION, name_problem
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"
 CHECK_FORMAT = "horon.install-check.v1"

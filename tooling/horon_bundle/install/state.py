@@ -19,19 +19,21 @@ file is an empty home. Updates return new values; nothing here does I/O.
 
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Findings, Refused
 from horon_bundle.core.fields import FieldReader, describe_value, join
 from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.model.harness.catalogue import check_catalogue
-from horon_bundle.model.harness.manifest import VERSION as HARNESS_VERSION
-from horon_bundle.model.harness.manifest import name_problem
+from horon_bundle.model.harness.catalogue_summary import check_catalogue
+from horon_bundle.model.harness.names import VERSION as HARNESS_VERSION
+from horon_bundle.model.harness.names import name_problem
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_FORMAT = "horon.agent-home.v1"
 HARNESS_KEY = "harness_bundles"
@@ -44,6 +46,8 @@ _MAX_SOURCE = 255
 
 def now_utc() -> str:
     """The time a record is made, as the state file keeps it."""
+    import datetime  # noqa: PLC0415 - a writer's: reading the state file needs none (start-up)
+
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 
 from horon_bundle.core import codes
-from horon_bundle.core.checkpoint import checkpoint
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.install.dirs import FILE_FLAGS, READ_FLAGS, io_error, regular_fd
 from horon_bundle.install.layout import STATE_NAME, STATE_TEMP_PREFIX, STATE_TEMP_SUFFIX
@@ -69,6 +67,11 @@ def state_fitting(state: HomeState) -> bytes:
 
 def replace_state(home_fd: int, state: HomeState) -> None:
     """Write `state` as the home's state file: temp, fsync, rename, fsync the directory."""
+    # the writer's own imports, never a reader's (start-up of `list`)
+    import secrets  # noqa: PLC0415
+
+    from horon_bundle.core.checkpoint import checkpoint  # noqa: PLC0415
+
     data = state_fitting(state)
     temp = f"{STATE_TEMP_PREFIX}{secrets.token_hex(8)}{STATE_TEMP_SUFFIX}"
     try:

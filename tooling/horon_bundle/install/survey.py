@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from horon_bundle.core import codes, identifiers
 from horon_bundle.core.errors import Finding, Findings, Refused, exit_status_for
 from horon_bundle.core.versions import precedence
-from horon_bundle.install.copies import VerifiedCopy, installed_copy
 from horon_bundle.install.dirs import Chain, io_error
 from horon_bundle.install.harness_survey import HarnessStatus, check_name, survey_harness
 from horon_bundle.install.home import Home, open_home
@@ -31,6 +29,12 @@ from horon_bundle.install.layout import (
 )
 from horon_bundle.install.state import HomeState, InstalledCopy
 from horon_bundle.install.statefile import read_state
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: cli/main.py)
+if TYPE_CHECKING:  # the verifier of a copy only when one is verified (start-up of `list`)
+    from typing import Any
+
+    from horon_bundle.install.copies import VerifiedCopy
 
 INSTALLED, UNRECORDED, MISSING = "installed", "unrecorded", "missing"
 STATUS_FORMAT = "horon.install-status.v1"
@@ -197,6 +201,8 @@ class _Walker:
 
 def _verify(chain: Chain, parts: tuple[str, str, str],
             record: InstalledCopy | None) -> list[Finding]:
+    from horon_bundle.install.copies import installed_copy  # noqa: PLC0415 - start-up
+
     try:
         copy = installed_copy(chain, parts)
     except Refused as exc:
@@ -297,6 +303,8 @@ def _check(home: Home, plugin_id: str, target: str, version: str | None, *,
             if not native.descend(part):
                 raise Refused.one(codes.INSTALL_NOT_INSTALLED,
                                   f"{where}: recorded in state.json but missing")
+        from horon_bundle.install.copies import installed_copy  # noqa: PLC0415 - start-up
+
         copy = installed_copy(native, parts)
     mismatch = _record_findings(copy, record)
     if mismatch:

@@ -9,7 +9,7 @@ Subjects are the library and sidecars, never plugin.json (buildType: docs/proven
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings, Refused
@@ -19,11 +19,12 @@ from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_value_bytes, read_json
 from horon_bundle.model.evidence import EVIDENCE_KINDS, Advertised, Invocation
 from horon_bundle.model.graph import Graph, graph_from_json
+from horon_bundle.model.intoto import PREDICATE_TYPE, STATEMENT_TYPE
 from horon_bundle.model.qa import QaProvider, recorded_providers
-from horon_bundle.model.record import RecordDocument
 
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
+if TYPE_CHECKING:  # an alias for annotations: the record's models are not loaded (start-up)
+    from horon_bundle.model.record import RecordDocument
+
 BUILD_TYPE = "https://horon.dev/horon-bundle/build-types/cargo-cdylib/v1"
 PROVENANCE_NAME = "provenance.json"
 MAX_PROVENANCE_BYTES = 32 << 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from horon_bundle.model.intoto import PREDICATE_TYPE, STATEMENT_TYPE
 from horon_bundle.model.provenance import (
     BUILD_TYPE,
     BYPRODUCT_ADVERTISED,
@@ -12,8 +13,6 @@ from horon_bundle.model.provenance import (
     BYPRODUCT_INVOCATION,
     BYPRODUCT_MEDIA_TYPES,
     BYPRODUCT_RECORD,
-    PREDICATE_TYPE,
-    STATEMENT_TYPE,
     BuildFacts,
     content_digest,
 )

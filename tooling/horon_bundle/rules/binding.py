@@ -7,11 +7,15 @@ of a record-evidence bundle both judge with this one rule.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Findings
-from horon_bundle.core.hashing import Digest
-from horon_bundle.model.record import ArtifactRecord
 from horon_bundle.rules.features_and_qa import plugin_features
+
+if TYPE_CHECKING:  # annotations: a bundle with no record never loads its model (start-up)
+    from horon_bundle.core.hashing import Digest
+    from horon_bundle.model.record import ArtifactRecord
 
 
 def binding_findings(record: ArtifactRecord, *, library: Digest, library_name: str,

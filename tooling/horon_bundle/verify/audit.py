@@ -17,24 +17,19 @@ from typing import TYPE_CHECKING
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.model.bundle_kind import BundleKind
+from horon_bundle.model.sidefiles import SIGNATURE_SUFFIX, beside
 from horon_bundle.verify.reading.interface import BundleSource
 from horon_bundle.verify.report import VerifyReport
-from horon_bundle.verify.signature import (
-    SignatureResult,
-    SignatureVerifier,
-    provenance_signature_path,
-    signature_path,
-    verify_file,
-    verify_statement,
-)
-from horon_bundle.verify.trust import PRODUCTION, TrustChoice, load_trust
+from horon_bundle.verify.trust_choice import PRODUCTION, TrustChoice
 
-if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given (start-up)
+if TYPE_CHECKING:  # the policy's rules are imported only when a policy is given, the
+    # signature checks (and the signer's models) only when a signer is named (start-up)
     from horon_bundle.model.harness.statement import HarnessFacts
     from horon_bundle.model.manifest import Manifest
     from horon_bundle.model.provenance import BuildFacts
     from horon_bundle.model.signer_identity import SignerIdentity
     from horon_bundle.rules.policy import Policy
+    from horon_bundle.verify.signature import SignatureResult, SignatureVerifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +57,9 @@ def audit_options(*, identity: SignerIdentity | None, trust: TrustChoice,
                           f"{trust.label} given but no signer named, so no signature is checked")
     verifier = None
     if signer is not None:
+        from horon_bundle.verify.signature import SignatureVerifier  # noqa: PLC0415 - start-up
+        from horon_bundle.verify.trust import load_trust  # noqa: PLC0415
+
         verifier = SignatureVerifier(trust=load_trust(trust), identity=signer)
     return AuditOptions(verifier=verifier, require_signature=required, policy=policy)
 
@@ -115,6 +113,11 @@ def judge_policy(report: VerifyReport, options: AuditOptions,
     report.checks.extend(options.policy.checks(subject))
 
 
+def _signature_path(archive: Path) -> Path:
+    """verify.signature's `signature_path`, without loading the signature checks."""
+    return beside(archive, SIGNATURE_SUFFIX)
+
+
 def audit_signature(path: Path, report: VerifyReport, options: AuditOptions, *,
                     statement_sha256: str | None) -> SignatureResult | None:
     """`<archive>.sigstore.json` over the archive's SHA-256 and, when present,
@@ -124,9 +127,9 @@ def audit_signature(path: Path, report: VerifyReport, options: AuditOptions, *,
     if options.verifier is not None:
         report.notes.append(f"trust root: {options.verifier.trust.description}")
     if verifier is None:
-        present = path.is_file() and signature_path(path).is_file()
+        present = path.is_file() and _signature_path(path).is_file()
         report.skipped("signature.present",
-                    f"{signature_path(path).name} present, not checked: name the signer "
+                    f"{_signature_path(path).name} present, not checked: name the signer "
                     "(--identity/--issuer or --github-repository)" if present
                     else "not checked: no signer named")
         return None
@@ -138,6 +141,12 @@ def audit_signature(path: Path, report: VerifyReport, options: AuditOptions, *,
         else:
             report.skipped("signature.present", why)
         return None
+    from horon_bundle.verify.signature import (  # noqa: PLC0415 - only with a signer named
+        provenance_signature_path,
+        verify_file,
+        verify_statement,
+    )
+
     result = verify_file(path, verifier, required=options.require_signature,
                          digest=report.archive_digest)
     report.checks.extend(result.checks)

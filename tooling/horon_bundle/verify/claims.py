@@ -16,7 +16,6 @@ from horon_bundle.model.evidence import EVIDENCE_INVOCATION, EVIDENCE_RECORD
 from horon_bundle.model.manifest import Manifest
 from horon_bundle.model.provenance import MAX_PROVENANCE_BYTES, BuildFacts, parse_provenance
 from horon_bundle.model.qa import BUILTIN_QA_PATTERNS, effective_patterns
-from horon_bundle.model.record import parse_record
 from horon_bundle.rules.binding import binding_findings
 from horon_bundle.rules.features_and_qa import graph_findings, plugin_features, recorded_qa_findings
 from horon_bundle.verify.check_table import Judged, Skipped, Verdict
@@ -175,6 +174,9 @@ def record_findings_for_bundle(facts: BuildFacts, manifest: Manifest,
     """verify: the record embedded in provenance must bind the bundle's library, and what the
     provenance says about that build must be what the record says (the graph the bundle is
     judged by is the record's graph, the advertised metadata and source are the record's)."""
+    # the record's model only for a bundle whose evidence is one (start-up)
+    from horon_bundle.model.record import parse_record  # noqa: PLC0415
+
     try:
         record = parse_record(facts.record, "provenance.json artifact record")
     except Refused as exc:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from horon_bundle.core.hashing import Digest
 from horon_bundle.model.checks import CheckList
-from horon_bundle.model.manifest import Manifest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a harness report (a subclass) never reads a native manifest (start-up)
+    from horon_bundle.model.manifest import Manifest
     from horon_bundle.model.provenance import Provenance
     from horon_bundle.model.qa import QaProvider
 

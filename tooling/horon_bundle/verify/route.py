@@ -11,20 +11,31 @@ its provenance statement) and the same audit policy.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Finding, Refused
 from horon_bundle.model.bundle_kind import BundleKind
-from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX, is_harness
-from horon_bundle.model.harness.ref import BundleRef, ref_path, zip_of_ref
+from horon_bundle.model.harness.layout import PROVENANCE_NAME, REF_SUFFIX, is_harness, ref_path
 from horon_bundle.verify.audit import AuditOptions, audit_path, audit_signature, judge_policy
-from horon_bundle.verify.harness.ref import check_digest, read_ref
-from horon_bundle.verify.harness.report import HarnessOptions, HarnessReport
 from horon_bundle.verify.reading.open import open_bundle
 from horon_bundle.verify.report import VerifyReport
 
+if TYPE_CHECKING:  # the harness models and report only for a harness bundle (start-up)
+    from horon_bundle.model.harness.ref import BundleRef
+    from horon_bundle.verify.harness.options import HarnessOptions
+    from horon_bundle.verify.harness.report import HarnessReport
+
 
 def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> VerifyReport:
+    if not path.name.endswith(REF_SUFFIX) and not (path.is_file()
+                                                   and ref_path(path).is_file()):
+        return judge_target(path, options, harness, ref_label=path.name)  # no ref to check
+    # a ref, or a zip with its ref beside it: a harness bundle's report from the start
+    from horon_bundle.model.harness.ref import zip_of_ref  # noqa: PLC0415 - start-up
+    from horon_bundle.verify.harness.ref import check_digest, read_ref  # noqa: PLC0415
+    from horon_bundle.verify.harness.report import HarnessReport  # noqa: PLC0415
+
     report = HarnessReport(path=str(path))
     ref: BundleRef | None = None
     target = path
@@ -41,7 +52,7 @@ def verify_any(path: Path, options: AuditOptions, harness: HarnessOptions) -> Ve
             return report
         target = zipped
         report.judged("ref.digest", [], note=f"{target.name} matches {path.name}")
-    elif path.is_file() and ref_path(path).is_file():
+    else:
         try:
             ref = read_ref(ref_path(path))
             check_digest(ref, path, ref_label=ref_path(path).name)
@@ -59,21 +70,25 @@ def judge_target(target: Path, options: AuditOptions, harness: HarnessOptions, *
     """Judge a bundle whose ref (if any) was already checked: open it with the one archive
     reader and route it by content. `pinned` says its digest was checked some other way
     (a stored zip, a fetched one), so no ref beside it is looked for."""
-    report = report if report is not None else HarnessReport(path=str(target))
     try:
         source = open_bundle(target)
     except Refused as exc:
-        if not report.checks:  # nothing says it is a harness bundle: report it as verify does
-            unreadable = VerifyReport(path=report.path)
-            unreadable.judged("archive", list(exc.findings))
+        if report is None or not report.checks:  # nothing says it is a harness bundle:
+            unreadable = VerifyReport(path=str(target) if report is None else report.path)
+            unreadable.judged("archive", list(exc.findings))  # report it as verify does
             return unreadable
         report.judged("archive", list(exc.findings))
         return report
     with source:
         if not is_harness(source.files):
-            native = VerifyReport(path=report.path)
-            native.checks.extend(report.checks)
+            native = VerifyReport(path=str(target) if report is None else report.path)
+            if report is not None:
+                native.checks.extend(report.checks)
             return audit_path(target, options, opened=source, report=native)
+        if report is None:
+            from horon_bundle.verify.harness.report import HarnessReport  # noqa: PLC0415
+
+            report = HarnessReport(path=str(target))
         if target.is_file():
             report.judged("archive", [])
         if ref is None and target.is_file() and not pinned:

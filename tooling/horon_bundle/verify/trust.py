@@ -10,7 +10,6 @@ SHA-256 of the root's bytes, so a report says exactly what it trusted.
 
 from __future__ import annotations
 
-import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import hash_bytes
 from horon_bundle.core.inputs import read_input
 from horon_bundle.core.strictjson import read_json
+from horon_bundle.verify.trust_choice import PINNED, PRODUCTION, STAGING, TrustChoice
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
@@ -30,21 +30,8 @@ PRODUCTION_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 STAGING_TUF_URL = "https://tuf-repo-cdn.sigstage.dev"
 TRUSTED_ROOT_NAME = "trusted_root.json"
 MAX_TRUST_ROOT_BYTES = 4 << 20
-PRODUCTION, STAGING, PINNED = "production", "staging", "file"
-
-
-@dataclass(frozen=True, slots=True)
-class TrustChoice:
-    """production (default), staging, or a pinned trusted_root.json file."""
-
-    kind: str = PRODUCTION
-    path: Path | None = None
-
-    @property
-    def label(self) -> str:
-        if self.kind == PINNED:
-            return f"pinned trust root {self.path}"
-        return f"Sigstore {self.kind} root shipped with sigstore"
+__all__ = ["MAX_TRUST_ROOT_BYTES", "PINNED", "PRODUCTION", "PRODUCTION_TUF_URL", "STAGING",
+           "STAGING_TUF_URL", "TRUSTED_ROOT_NAME", "LoadedTrust", "TrustChoice", "load_trust"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +47,8 @@ class LoadedTrust:
 
 def _shipped_root(url: str) -> tuple[bytes, Path]:
     """The trusted_root.json `sigstore` ships for `url` (its package data, not a cache)."""
+    import importlib.resources  # noqa: PLC0415 - only when a signature is checked (start-up)
+
     resource = importlib.resources.files("sigstore._store").joinpath(
         quote(url, safe="")).joinpath(TRUSTED_ROOT_NAME)
     with importlib.resources.as_file(resource) as path:

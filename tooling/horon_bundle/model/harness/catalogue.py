@@ -7,17 +7,23 @@ with no sandbox running; `verify` recomputes it from the files and refuses a dif
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from horon_bundle.core import codes
-from horon_bundle.core.errors import Refused
-from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.model.harness.hooks import Hook
-from horon_bundle.model.harness.mcp import McpServer
+from horon_bundle.core.strictjson import canonical_bytes
+from horon_bundle.model.harness.catalogue_summary import (
+    CATALOGUE_FORMAT,
+    MAX_CATALOGUE_BYTES,
+    CatalogueSummary,
+    check_catalogue,
+    parse_catalogue,
+)
 
-CATALOGUE_FORMAT = "horon.harness-catalogue.v1"
-MAX_CATALOGUE_BYTES = 16 << 20
-_SECTIONS = ("skills", "commands", "agents", "hooks", "mcp_servers")
+if TYPE_CHECKING:  # a state file's summary needs neither (start-up of `list`)
+    from horon_bundle.model.harness.hooks import Hook
+    from horon_bundle.model.harness.mcp import McpServer
+
+__all__ = ["CATALOGUE_FORMAT", "MAX_CATALOGUE_BYTES", "Catalogue", "CatalogueSummary",
+           "Component", "check_catalogue", "parse_catalogue"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,47 +73,3 @@ class Catalogue:
 
     def to_bytes(self) -> bytes:
         return canonical_bytes(self.to_json())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CatalogueSummary:
-    """A catalogue read back (e.g. by an install): the plugin and its entries as data."""
-
-    name: str
-    version: str
-    document: dict[str, Any]
-
-    def entries(self, section: str) -> list[dict[str, Any]]:
-        return list(self.document[section])
-
-
-def parse_catalogue(data: bytes, *, source: str = "catalogue.json") -> CatalogueSummary:
-    """Read a catalogue strictly enough to list it: its format, plugin and section types."""
-    document = read_json(data, source=source, max_bytes=MAX_CATALOGUE_BYTES, max_depth=32)
-    return check_catalogue(document, source=source)
-
-
-def check_catalogue(document: object, *, source: str) -> CatalogueSummary:
-    """A decoded catalogue (e.g. the copy an install kept in its state file), checked as
-    `parse_catalogue` checks the bytes of one."""
-    problem = None
-    if not isinstance(document, dict) or document.get("format") != CATALOGUE_FORMAT:
-        problem = f"not a {CATALOGUE_FORMAT} document"
-    elif set(document) != {"format", "plugin", "events", *_SECTIONS}:
-        problem = f"fields {sorted(document)}"
-    elif not all(isinstance(document[s], list) and all(isinstance(e, dict) for e in document[s])
-                 for s in _SECTIONS):
-        problem = "a section is not an array of objects"
-    elif not (isinstance(document["events"], list)
-              and all(isinstance(e, str) for e in document["events"])):
-        problem = "events is not an array of strings"
-    else:
-        plugin = document["plugin"]
-        if not (isinstance(plugin, dict) and isinstance(plugin.get("name"), str)
-                and isinstance(plugin.get("version"), str)):
-            problem = "plugin has no name and version"
-    if problem is not None:
-        raise Refused.one(codes.HARNESS_CATALOGUE, f"{source}: {problem}")
-    assert isinstance(document, dict)
-    return CatalogueSummary(name=document["plugin"]["name"],
-                            version=document["plugin"]["version"], document=document)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from horon_bundle.core import paths
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # manifest directory -> the host family whose layout it is
 MANIFEST_DIRS = {".claude-plugin": "claude-code", ".muse-plugin": "muse-code"}
@@ -51,6 +55,11 @@ MAX_COMPONENT_PATHS = 10_000
 MAX_HOOKS = 1_000
 MAX_SERVERS = 1_000
 MAX_COMMAND_TEXT = 64 << 10
+
+
+def ref_path(archive: Path) -> Path:
+    """`X.zip.ref.json` for `X.zip`: the ref beside it."""
+    return archive.with_name(archive.name + REF_SUFFIX)
 
 
 def manifest_paths() -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from horon_bundle.core import codes, paths
+from horon_bundle.core import codes
 from horon_bundle.core.errors import Findings
 from horon_bundle.core.fields import describe_value
 from horon_bundle.core.strictjson import read_json
@@ -32,9 +32,9 @@ from horon_bundle.model.harness.manifest_fields import (
     PATH_FIELDS,
     FieldChecks,
 )
+from horon_bundle.model.harness.names import VERSION, name_problem
 
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -51,15 +51,6 @@ class PluginManifest:
 
     def paths_of(self, kind: str) -> tuple[str, ...]:
         return self.component_paths.get(kind, ())
-
-
-def name_problem(name: str) -> str | None:
-    """Why `name` cannot name a bundle file (None if it can)."""
-    if not 1 <= len(name) <= 64:
-        return "must be 1 to 64 characters"
-    if paths.path_problem(name) or "/" in name or not name.isprintable() or " " in name:
-        return "must be a single portable file name component"
-    return None
 
 
 def content_version(files: Mapping[str, str]) -> str:

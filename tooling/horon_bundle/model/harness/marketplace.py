@@ -14,7 +14,7 @@ from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
 from horon_bundle.model.harness.host_names import plugin_name_problem
 from horon_bundle.model.harness.layout import MAX_JSON_BYTES, component_path
-from horon_bundle.model.harness.manifest import VERSION, name_problem
+from horon_bundle.model.harness.names import VERSION, name_problem
 
 INDEX_FORMAT = "horon.marketplace-index.v1"
 REMOTE_SOURCES = ("github", "url", "git", "git-subdir", "npm", "pip", "archive")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +122,9 @@ def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
 def shipped_profiles() -> tuple[HostProfile, ...]:
     """Every profile shipped in the package, sorted by host then version."""
     found = []
-    for item in (resources.files("horon_bundle.model.harness") / "profiles").iterdir():
+    # the package's own folder (as core.shipped finds its data): importlib.resources would
+    # import tempfile, shutil and zipfile on every harness verify (start-up)
+    for item in (Path(__file__).resolve().parent / "profiles").iterdir():
         if item.name.endswith(".json"):
             found.append(parse_profile(item.read_bytes(), source=f"profiles/{item.name}",
                                        origin="shipped"))

@@ -10,8 +10,10 @@ from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import canonical_bytes, read_json
-from horon_bundle.model.harness.layout import REF_SUFFIX
-from horon_bundle.model.harness.manifest import name_problem
+from horon_bundle.model.harness.layout import REF_SUFFIX, ref_path
+from horon_bundle.model.harness.names import name_problem
+
+__all__ = ["MAX_REF_BYTES", "BundleRef", "parse_ref", "ref_path", "zip_of_ref"]
 
 MAX_REF_BYTES = 4096
 
@@ -38,10 +40,6 @@ def parse_ref(data: bytes, *, source: str) -> BundleRef:
         raise Refused.one(codes.REF_INVALID,
                           f"{source}: sha256 {digest!r} is not 64 lowercase hex digits")
     return BundleRef(name=name, sha256=digest)
-
-
-def ref_path(archive: Path) -> Path:
-    return archive.with_name(archive.name + REF_SUFFIX)
 
 
 def zip_of_ref(ref: Path) -> Path | None:

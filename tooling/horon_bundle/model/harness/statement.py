@@ -13,7 +13,7 @@ from horon_bundle.core.errors import Findings
 from horon_bundle.core.fields import FieldReader
 from horon_bundle.core.identifiers import SHA256_HEX
 from horon_bundle.core.strictjson import read_json
-from horon_bundle.model.provenance import PREDICATE_TYPE, STATEMENT_TYPE
+from horon_bundle.model.intoto import PREDICATE_TYPE, STATEMENT_TYPE
 
 BUILD_TYPE = "https://horon.dev/horon-bundle/build-types/harness-zip/v1"
 MAX_STATEMENT_BYTES = 32 << 20

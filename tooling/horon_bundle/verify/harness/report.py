@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from horon_bundle.model.bundle_kind import BundleKind
+from horon_bundle.verify.harness.options import HarnessOptions
 from horon_bundle.verify.report import VerifyReport
 
 if TYPE_CHECKING:  # a native verify builds this report too: no harness model at start-up
@@ -14,14 +15,9 @@ if TYPE_CHECKING:  # a native verify builds this report too: no harness model at
     from horon_bundle.model.harness.profile import HostProfile
     from horon_bundle.model.harness.statement import HarnessFacts
 
+__all__ = ["REPORT_FORMAT", "HarnessOptions", "HarnessReport"]
+
 REPORT_FORMAT = "horon.harness-verify-report.v1"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HarnessOptions:
-    host: HostProfile | None = None  # --host: events it cannot fire are named
-    strict: bool = False  # --strict: every warning is a refusal
-    zip_path: str | None = None  # --zip: the zip a ref names, when not beside it
 
 
 @dataclass(slots=True)

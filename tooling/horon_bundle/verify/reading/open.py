@@ -13,8 +13,6 @@ from pathlib import Path
 
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
-from horon_bundle.verify.reading.archive_source import ArchiveSource
-from horon_bundle.verify.reading.directory import DirectorySource
 from horon_bundle.verify.reading.interface import BundleSource
 
 
@@ -29,8 +27,14 @@ def open_bundle(path: Path) -> BundleSource:
         raise Refused.one(codes.INPUT_UNREADABLE, f"{path}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode):
         raise Refused.one(codes.LAYOUT_SYMLINK, f"{path}: the bundle path is a symbolic link")
+    # each reader imported when a bundle of its kind is opened (start-up: a zip's verify
+    # needs no tree walker, a directory's no archive reader beyond the judge's own check)
     if stat.S_ISDIR(info.st_mode):
+        from horon_bundle.verify.reading.directory import DirectorySource  # noqa: PLC0415
+
         return DirectorySource(path)
     if stat.S_ISREG(info.st_mode) and path.suffix == ".zip":
+        from horon_bundle.verify.reading.archive_source import ArchiveSource  # noqa: PLC0415
+
         return ArchiveSource(path)
     raise Refused.one(codes.LAYOUT_NOT_A_BUNDLE, f"{path}: not a directory or .zip archive")
