@@ -68,9 +68,11 @@ def test_a_refused_release_sent_ahead_stores_nothing_and_cancels_its_session(
     for archive in (releases.example, releases.example_qa):
         assert _blob(registry, hashlib.sha256(archive.read_bytes()).hexdigest()) == 404
     uploads = _uploads(registry)
-    assert "PATCH 202" in uploads, uploads  # the bytes were sent ahead …
-    # … and dropped, beside the access check's own session
-    assert uploads.count("DELETE 204") == uploads.count("PATCH 202") + 1, uploads
+    assert any(u.startswith("PATCH") for u in uploads), uploads  # bytes were sent ahead …
+    # … and every session opened (the access check's too) was cancelled; a body still being
+    # sent when preflight refused is broken off (the registry answers that PATCH with 500)
+    deletes = [u for u in uploads if u.startswith("DELETE")]
+    assert len(deletes) == uploads.count("POST 202"), uploads
     assert not any(a.method == "PUT" for a in registry.accesses()), registry.accesses()
 
 
