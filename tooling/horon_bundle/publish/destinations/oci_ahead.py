@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +30,8 @@ from pathlib import Path
 from horon_bundle.core import codes
 from horon_bundle.core.errors import Refused
 from horon_bundle.core.hashing import Digest
-from horon_bundle.publish.destinations.oci_client import FileBody, RegistryClient
+from horon_bundle.publish.destinations.oci_client import RegistryClient
+from horon_bundle.publish.destinations.oci_file_body import FileBody
 
 
 class _StoppableBody(FileBody):
@@ -41,11 +42,9 @@ class _StoppableBody(FileBody):
         super().__init__(path, size, path.name)
         self._stop = stop
 
-    def __iter__(self) -> Iterator[bytes]:
-        for piece in super().__iter__():
-            if self._stop.is_set():
-                raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.where}: upload stopped")
-            yield piece
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.where}: upload stopped")
 
 
 @dataclass(slots=True)

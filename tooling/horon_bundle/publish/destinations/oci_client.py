@@ -19,7 +19,7 @@ digest of what it received and refuses a difference; the client confirms the sto
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from horon_bundle.core.strictjson import read_json
 from horon_bundle.publish.destinations.interface import OciAddress
 from horon_bundle.publish.destinations.oci_auth import Authorizer, find_credentials
 from horon_bundle.publish.destinations.oci_deadline import Deadline
+from horon_bundle.publish.destinations.oci_file_body import FileBody
 from horon_bundle.publish.destinations.oci_http import MAX_JSON_BYTES, Answer, Body, RegistryHttp
 from horon_bundle.publish.destinations.oci_layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 from horon_bundle.publish.destinations.oci_origin import Origin, path_of, shown
@@ -40,48 +41,9 @@ MAX_MANIFEST_BYTES = MAX_JSON_BYTES
 MAX_TAG_PAGES = 100  # pages of a tag list read before `publish.tag-limit`
 MAX_TAGS = 100_000  # tags of one repository listed before `publish.tag-limit`
 TAG_PAGE = 1000  # tags asked for per page
-UPLOAD_CHUNK = 1 << 20  # bytes read from the file at a time: flat memory (docs/benchmarks.md)
 _UNAVAILABLE = (502, 503, 504)
 ACCEPT_MANIFESTS = f"{MANIFEST_MEDIA_TYPE}, {INDEX_MEDIA_TYPE}"
 _NEXT = re.compile(r'<([^>]*)>\s*;[^,]*?\brel\s*=\s*"?next"?', re.IGNORECASE)
-
-
-class FileBody:
-    """A request body read from a file in `UPLOAD_CHUNK` pieces, never whole.
-
-    It has a length, so the request carries `Content-Length` (no chunked transfer encoding);
-    it can be iterated again, so a request answered by 401 is sent again from the start.
-    Exactly the checked size is sent: the registry recomputes the digest of those bytes and
-    refuses a difference (`DIGEST_INVALID`), so a file changed since it was checked is
-    stored under no name; a file that became shorter is refused mid-request (the registry
-    sees a truncated body and stores nothing) instead of leaving it waiting for bytes."""
-
-    def __init__(self, path: Path, size: int, where: str) -> None:
-        self.path = path
-        self.size = size
-        self.where = where
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __iter__(self) -> Iterator[bytes]:
-        remaining = self.size
-        try:
-            stream = self.path.open("rb", buffering=0)
-        except OSError as exc:
-            raise Refused.one(codes.INPUT_UNREADABLE, f"{self.path}: {exc.strerror}") from None
-        with stream:
-            while remaining:
-                try:
-                    chunk = stream.read(min(UPLOAD_CHUNK, remaining))
-                except OSError as exc:
-                    raise Refused.one(codes.INPUT_UNREADABLE,
-                                      f"{self.path}: {exc.strerror}") from None
-                if not chunk:
-                    raise Refused.one(codes.PUBLISH_INTEGRITY, f"{self.where}: the file became "
-                                      "shorter since it was checked; nothing was published")
-                remaining -= len(chunk)
-                yield chunk
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

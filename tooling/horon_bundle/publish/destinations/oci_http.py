@@ -304,7 +304,11 @@ class RegistryHttp:
         connection.endheaders()
         chunks: Iterable[bytes] = () if body is None else [body] if isinstance(body, bytes) \
             else body
+        by_kernel = getattr(body, "send_by_kernel", None)
         try:
+            if by_kernel is not None and not isinstance(sock, ssl.SSLSocket):
+                chunks = ()  # a file on a plain connection: sendfile(2), no copy through here
+                by_kernel(sock, lambda: arm(sock, deadline, self.limits.idle))
             for chunk in chunks:
                 view = memoryview(chunk)
                 for start in range(0, len(view), SEND_PIECE):
