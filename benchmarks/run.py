@@ -518,7 +518,7 @@ WHY = {
                            "185 M, the verifier's modules about 175 M — 40 frozen "
                            "dataclasses at about 4 M each (each compiles six generated "
                            "methods when its module is imported) — and the verify 36 M; "
-                           "433 M in all (667 M before issue 24's start-up work). "
+                           "433 M in all (667 M before this release's start-up work). "
                            "Each command imports only the modules it reads "
                            "(tests/project/test_architecture.py); what remains is the "
                            "models a native verify reads. In time on a quiet machine: "

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 - the report prints multiplication, division and minus signs
-"""The graph-scale and start-up rows of `nox -s bench` (issue 24's graph and start-up half).
+"""The graph-scale and start-up rows of `nox -s bench`.
 
 Graph scale: the example bundle, resealed with synthetic recorded graphs of 10, 300, 3,000 and
 10,000 packages (three edges per package; `benchmarks/graphs.py`), verified and inspected, each
@@ -199,7 +199,7 @@ WHY = {
         "graph stages above; cargo's own time for many small crates is the baseline."),
     "`list`": (
         "list start-up: counted in instructions (valgrind), 243 M against `python -c pass`'s "
-        "37 M (412–452 M before issue 24's start-up work): the standard library the CLI needs "
+        "37 M (412–452 M before this release's start-up work): the standard library the CLI needs "
         "(re, argparse, dataclasses with inspect, pathlib, json) about 105 M, then the home's "
         "state-file decoder and the survey, 19 dataclasses at 2–4 M each (four of them, "
         "`Finding` and the `check` results, unused by `list`). No typing, verifier, copy "
@@ -211,7 +211,7 @@ WHY = {
     "harness verify": (
         "harness verify start-up: the floor is the interpreter — `python -c pass` alone is "
         "several times `unzip -t` — and what a harness verify must read the plugin with "
-        "(603 M instructions in all, 794 M before issue 24's start-up work; the work itself "
+        "(603 M instructions in all, 794 M before this release's start-up work; the work itself "
         "22 M): PyYAML (93 M, a sixth of the run: it imports its emitter, "
         "representer and resolver tables with the loader), the plugin reader, the hook "
         "lint's rule tables and the harness report; no "
